@@ -1,0 +1,1 @@
+"""Chat platform adapters: translate between a platform and the Bot service."""

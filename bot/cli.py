@@ -1,0 +1,227 @@
+"""The `lore` command line: run the bot, ingest, search, repair and inspect the knowledge base."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import sys
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from tqdm import tqdm
+
+from bot.app import Lore, open_lore
+from bot.errors import IngestRefusedError, LoreError
+from bot.service import Bot
+from bot.settings import Settings, SettingsError, load_settings
+from graphs.ingest.extract import SUPPORTED_EXTENSIONS
+from graphs.ingest.state import IngestRequest, IngestResult
+from graphs.retrieval import RetrievedPassage
+from storage.ids import UserId
+from storage.users import Role
+
+__all__ = ["app", "main"]
+
+logger = logging.getLogger(__name__)
+
+app = typer.Typer(
+    name="lore",
+    help="Lore: a self-hosted knowledge-base agent for chat apps.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+LOCAL_OWNER = "owner"
+T = TypeVar("T")
+
+
+def _configure_logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # httpx logs full URLs at INFO; URLs can carry tokens.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
+    """Open the core, run one piece of work, close; user-facing errors end the command politely."""
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
+    _configure_logging(settings)
+
+    async def go() -> T:
+        async with open_lore(settings) as lore:
+            return await work(lore)
+
+    try:
+        return asyncio.run(go())
+    except LoreError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+
+
+async def _owner_id(bot: Bot, *, shared: bool, user: str | None) -> UserId | None:
+    if shared:
+        return None
+    name = user or LOCAL_OWNER
+    role = Role.OWNER if name == LOCAL_OWNER else Role.MEMBER
+    return (await bot.console_user(name, role=role)).id
+
+
+def _describe(result: IngestResult) -> str:
+    if result.outcome == "duplicate":
+        return f"Already saved: {result.title} ({result.chunk_count} chunks)"
+    verb = "Updated" if result.outcome == "updated" else "Saved"
+    detail = f"{result.chunk_count} chunks"
+    if result.outcome == "updated":
+        detail += f", {result.embedded_chunks} re-embedded, {result.removed_chunks} removed"
+    if result.pending_chunks:
+        detail += f", {result.pending_chunks} waiting for the vector store"
+    return f"{verb}: {result.title} ({detail})"
+
+
+def _files_under(folder: Path) -> Iterator[Path]:
+    for path in sorted(folder.rglob("*")):
+        hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
+        if path.is_file() and not hidden and path.suffix.lower() in SUPPORTED_EXTENSIONS:
+            yield path
+
+
+async def ingest_folder(bot: Bot, folder: Path, owner_id: UserId | None, *, quiet: bool) -> int:
+    """Ingest every supported file under `folder`; return how many failed."""
+    files = list(_files_under(folder))
+    failures = 0
+    with tqdm(files, desc="Ingesting", unit="file", disable=quiet or not files) as progress:
+        for path in progress:
+            try:
+                result = await bot.ingest(IngestRequest(owner_id=owner_id, path=path))
+            except IngestRefusedError as exc:
+                failures += 1
+                tqdm.write(f"Skipped {path}: {exc}", file=sys.stderr)
+                continue
+            if not quiet:
+                tqdm.write(_describe(result))
+    return failures
+
+
+@app.command()
+def ingest(
+    source: Annotated[str, typer.Argument(help="A file, a folder or an http(s) URL.")],
+    shared: Annotated[bool, typer.Option(help="Add to the shared knowledge.")] = False,
+    user: Annotated[str | None, typer.Option(help="Whose private collection.")] = None,
+) -> None:
+    """Remember a file, every supported file in a folder, or a web page."""
+
+    path = Path(source).expanduser()
+
+    async def work(lore: Lore) -> int:
+        owner = await _owner_id(lore.bot, shared=shared, user=user)
+        if source.startswith(("http://", "https://")):
+            typer.echo(_describe(await lore.bot.ingest(IngestRequest(owner, url=source))))
+            return 0
+        if await asyncio.to_thread(path.is_dir):
+            return await ingest_folder(lore.bot, path, owner, quiet=False)
+        typer.echo(_describe(await lore.bot.ingest(IngestRequest(owner, path=path))))
+        return 0
+
+    if _run(work):
+        raise typer.Exit(1)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    user: Annotated[str | None, typer.Option(help="Also search this user's notes.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=50)] = 5,
+) -> None:
+    """Show the passages that best match a query, with their source and score."""
+
+    async def work(lore: Lore) -> None:
+        owner = await _owner_id(lore.bot, shared=False, user=user)
+        hits = await lore.bot.search(query, user_id=owner, limit=limit)
+        _print_hits(hits)
+
+    _run(work)
+
+
+def _print_hits(hits: list[RetrievedPassage]) -> None:
+    if not hits:
+        typer.echo("Nothing in the knowledge base matches that.")
+    for rank, hit in enumerate(hits, start=1):
+        passage = hit.passage
+        where = " > ".join(passage.heading_path) or passage.document_title
+        scope = "private" if hit.private else "shared"
+        typer.echo(f"[{rank}] {passage.document_title} ({scope}, score {hit.score:.3f})")
+        typer.echo(f"    {where} - {passage.source_ref}")
+        snippet = " ".join(passage.text.split())
+        typer.echo(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
+
+
+@app.command()
+def reindex() -> None:
+    """Re-embed chunks whose vectors are missing and remove orphan points and files."""
+
+    async def work(lore: Lore) -> None:
+        # This process holds the data directory alone, so no ingest is half-way.
+        report = await lore.bot.reindex(folder_min_age_seconds=0)
+        typer.echo(
+            f"Re-embedded {report.reembedded_chunks} chunks; removed "
+            f"{report.removed_orphan_points} orphan points and "
+            f"{report.removed_orphan_folders} orphan folders."
+        )
+
+    _run(work)
+
+
+@app.command()
+def stats() -> None:
+    """Counts of users, documents, chunks and vectors."""
+
+    async def work(lore: Lore) -> None:
+        for name, value in dataclasses.asdict(await lore.bot.stats()).items():
+            typer.echo(f"{name.replace('_', ' ')}: {value}")
+
+    _run(work)
+
+
+@app.command()
+def run() -> None:
+    """Start Lore: load the sample knowledge base, then search it at an interactive prompt."""
+
+    async def work(lore: Lore) -> None:
+        sample = lore.settings.sample_docs_dir
+        if sample is not None and sample.is_dir():
+            failures = await ingest_folder(lore.bot, sample, None, quiet=True)
+            counts = await lore.bot.stats()
+            typer.echo(
+                f"Knowledge base: {counts.shared_documents} shared documents, "
+                f"{counts.chunks} chunks ({failures} sample files skipped)."
+            )
+        owner = await _owner_id(lore.bot, shared=False, user=None)
+        interactive = sys.stdin.isatty()
+        typer.echo("Ask Lore to search its knowledge base. An empty line or Ctrl-D quits.")
+        while True:
+            line = await asyncio.to_thread(_read_line, "lore> " if interactive else "")
+            if line is None or not line.strip():
+                break
+            _print_hits(await lore.bot.search(line.strip(), user_id=owner, limit=5))
+
+    _run(work)
+
+
+def _read_line(prompt: str) -> str | None:
+    try:
+        return input(prompt)
+    except EOFError:
+        return None
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

@@ -1,0 +1,109 @@
+"""Lore's settings: one pydantic-settings model read once, from the environment and `.env`.
+
+Only the composition root (`bot.app`, `bot.cli`) reads it; lower layers get plain values.
+Every field is documented in `.env.example`, and a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Self
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["Settings", "SettingsError", "load_settings"]
+
+
+class SettingsError(Exception):
+    """A setting has a wrong value; the message names the variable and what is expected."""
+
+
+class Settings(BaseSettings):
+    """Everything an operator can configure. Field names map to UPPER_CASE variables."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
+    )
+
+    data_dir: Path = Field(default=Path("data"), description="Where Lore keeps its state.")
+    qdrant_url: str | None = Field(
+        default=None, description="A Qdrant server; unset means the embedded engine."
+    )
+    qdrant_api_key: SecretStr | None = Field(default=None, description="API key for QDRANT_URL.")
+    qdrant_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = 10.0
+    hnsw_threshold: Annotated[int, Field(ge=1_000)] = Field(
+        default=100_000, description="Points per collection above which an HNSW index is built."
+    )
+
+    embedding_model: str = Field(default="minilm-l6-int8", description="Embedding model choice.")
+    models_dir_override: Path | None = Field(
+        default=None,
+        validation_alias="MODELS_DIR",
+        description="Where assembled model files live; default DATA_DIR/models.",
+    )
+    embedding_threads: Annotated[int, Field(ge=1, le=64)] = 1
+
+    chunk_tokens: Annotated[int, Field(ge=32, le=8192)] = 256
+    chunk_overlap_tokens: Annotated[int, Field(ge=0, le=4096)] = 48
+
+    max_file_bytes: Annotated[int, Field(ge=1024)] = 20 * 1024 * 1024
+    max_decompressed_bytes: Annotated[int, Field(ge=1024)] = 100 * 1024 * 1024
+    fetch_max_bytes: Annotated[int, Field(ge=1024)] = 10 * 1024 * 1024
+    fetch_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = 20.0
+    fetch_max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+
+    sample_docs_dir: Path | None = Field(
+        default=Path("docs"),
+        description="Markdown folder `lore run` loads as the shared sample knowledge base.",
+    )
+
+    log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
+
+    @field_validator("sample_docs_dir", "models_dir_override", "qdrant_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _overlap_below_chunk(self) -> Self:
+        if self.chunk_overlap_tokens >= self.chunk_tokens:
+            msg = (
+                "CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_TOKENS "
+                f"(got {self.chunk_overlap_tokens} >= {self.chunk_tokens})"
+            )
+            raise ValueError(msg)
+        return self
+
+    @property
+    def qdrant_dir(self) -> Path:
+        """Where the embedded engine keeps one shard per collection."""
+        return self.data_dir / "qdrant"
+
+    @property
+    def database_path(self) -> Path:
+        """The SQLite file: the source of truth."""
+        return self.data_dir / "lore.sqlite3"
+
+    @property
+    def uploads_dir(self) -> Path:
+        """Originals of every ingested source."""
+        return self.data_dir / "uploads"
+
+    @property
+    def models_dir(self) -> Path:
+        """Model directories assembled from installed packages."""
+        return self.models_dir_override or self.data_dir / "models"
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings; a wrong value raises `SettingsError` naming the variable."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            location = "_".join(str(part) for part in error["loc"]).upper()
+            name = location or "settings"
+            problems.append(f"{name}: {error['msg']}")
+        raise SettingsError("Invalid configuration: " + "; ".join(problems)) from None

@@ -1,0 +1,1 @@
+"""The ingest graph: route, fetch, clean, chunk, embed and store a source; the re-index job."""

@@ -1,0 +1,83 @@
+"""What the ingest graph's nodes work with, handed in at run time (LangGraph runtime context)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from storage.documents import DocumentRepository
+from storage.knowledge_index import KnowledgeIndex
+from storage.originals import OriginalStore
+from storage.vectors import SparseVector
+
+__all__ = [
+    "IngestContext",
+    "IngestLimits",
+    "LexicalEncoder",
+    "PageFetcher",
+    "PassageEmbedder",
+]
+
+
+class PassageEmbedder(Protocol):
+    """Dense embeddings for passages, and the tokenizer that counts their tokens."""
+
+    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit vector per text."""
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        """Character offsets of each token of `text`."""
+
+
+class LexicalEncoder(Protocol):
+    """Sparse lexical (BM25-style) vectors for hybrid search."""
+
+    def encode_document(self, text: str) -> SparseVector:
+        """Term weights of a passage."""
+
+
+class FetchedPage(Protocol):
+    """What a URL fetch returns (see `graphs.ingest.url_fetch.FetchedResource`)."""
+
+    @property
+    def final_url(self) -> str: ...
+    @property
+    def content_type(self) -> str: ...
+    @property
+    def charset(self) -> str | None: ...
+    @property
+    def body(self) -> bytes: ...
+
+
+class PageFetcher(Protocol):
+    """Fetches a URL safely (see `graphs.ingest.url_fetch.SafeFetcher`)."""
+
+    async def fetch(
+        self, url: str, *, extra_headers: Mapping[str, str] | None = None
+    ) -> FetchedPage:
+        """The response body, or an `IngestError` saying why not."""
+
+
+@dataclass(frozen=True, slots=True)
+class IngestLimits:
+    """Caps and chunk sizes, from settings."""
+
+    max_file_bytes: int
+    max_decompressed_bytes: int
+    chunk_tokens: int
+    overlap_tokens: int
+    upsert_batch: int = 64
+
+
+@dataclass(frozen=True, slots=True)
+class IngestContext:
+    """Everything the nodes use; built once by the composition root."""
+
+    documents: DocumentRepository
+    originals: OriginalStore
+    index: KnowledgeIndex
+    embedder: PassageEmbedder
+    lexical: LexicalEncoder
+    fetcher: PageFetcher
+    limits: IngestLimits

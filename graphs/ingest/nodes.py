@@ -1,0 +1,315 @@
+"""The ingest graph's nodes: route, fetch, clean, chunk, embed, store. Each is small and async.
+
+Errors are `IngestError`s raised before anything is written; `store` writes the
+original, then SQLite (one transaction), then Qdrant, so a crash at any point
+leaves either nothing or rows the re-index job can finish (invariants 1 and 6).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+from langgraph.runtime import Runtime
+
+from graphs.ingest.chunking import chunk_text
+from graphs.ingest.context import IngestContext
+from graphs.ingest.errors import (
+    FileTooLargeError,
+    UnsupportedSourceError,
+)
+from graphs.ingest.extract import detect_format, extract_text
+from graphs.ingest.points import chunk_hash, embedding_text, make_point
+from graphs.ingest.state import (
+    IngestOutcome,
+    IngestProgress,
+    IngestResult,
+    IngestState,
+    PreparedChunk,
+    RawSource,
+)
+from storage.documents import DocumentRecord, DuplicateContentError, NewChunk, now_iso
+from storage.ids import DocumentId, PointId, new_document_id, point_id
+from storage.vectors import VectorStoreError
+
+__all__ = [
+    "chunk",
+    "clean",
+    "embed",
+    "fetch_url",
+    "read_file",
+    "route_after_clean",
+    "route_source",
+    "source_router",
+    "store",
+    "take_note",
+]
+
+logger = logging.getLogger(__name__)
+
+Update = dict[str, Any]
+
+
+def _progress(runtime: Runtime[IngestContext], stage: str, message: str) -> None:
+    runtime.stream_writer(IngestProgress(stage=stage, message=message))
+
+
+async def source_router(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Check that the request names exactly one source of a kind Lore reads."""
+    request = state["request"]
+    given = [v for v in (request.text, request.path, request.data, request.url) if v is not None]
+    if len(given) != 1:
+        raise UnsupportedSourceError("Send one note, file or link at a time.")
+    if request.data is not None and not request.file_name:
+        raise UnsupportedSourceError("An uploaded file needs its file name.")
+    _progress(runtime, "received", "Got it, reading...")
+    return {}
+
+
+def route_source(state: IngestState) -> Literal["fetch_url", "read_file", "take_note"]:
+    """Pick the fetch step for the kind of source."""
+    request = state["request"]
+    if request.url is not None:
+        return "fetch_url"
+    if request.text is not None:
+        return "take_note"
+    if request.path is not None or request.data is not None:
+        return "read_file"
+    raise AssertionError("source_router lets only one source kind through")
+
+
+async def take_note(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """A note is its own source: its text, kept as a Markdown file."""
+    text = state["request"].text or ""
+    data = text.encode()
+    if len(data) > runtime.context.limits.max_file_bytes:
+        raise FileTooLargeError(_too_large(len(data), runtime.context.limits.max_file_bytes))
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    raw = RawSource(data=data, file_name="note.md", source_ref=f"note:{digest}")
+    return {"raw": raw}
+
+
+async def read_file(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Read a local file or take uploaded bytes, refusing anything over the size cap."""
+    request = state["request"]
+    cap = runtime.context.limits.max_file_bytes
+    if request.path is not None:
+        path = request.path
+        data = await asyncio.to_thread(_read_capped, path, cap)
+        raw = RawSource(data=data, file_name=path.name, source_ref=str(path.resolve()))
+    else:
+        data = request.data or b""
+        if len(data) > cap:
+            raise FileTooLargeError(_too_large(len(data), cap))
+        name = request.file_name or "upload"
+        raw = RawSource(data=data, file_name=name, source_ref=f"file:{name}")
+    return {"raw": raw}
+
+
+def _read_capped(path: Path, cap: int) -> bytes:
+    if not path.is_file():
+        raise UnsupportedSourceError(f"There is no file at {path}.")
+    size = path.stat().st_size
+    if size > cap:
+        raise FileTooLargeError(_too_large(size, cap))
+    return path.read_bytes()
+
+
+def _too_large(size: int, cap: int) -> str:
+    return (
+        f"That file is {size / 1_048_576:.1f} MB; Lore accepts files up to "
+        f"{cap / 1_048_576:.1f} MB."
+    )
+
+
+async def fetch_url(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Fetch a URL through the SSRF-safe fetcher."""
+    url = state["request"].url or ""
+    _progress(runtime, "fetching", "Fetching the page...")
+    page = await runtime.context.fetcher.fetch(url)
+    path = unquote(urlsplit(page.final_url).path)
+    name = Path(path).name or "page.html"
+    raw = RawSource(
+        data=page.body,
+        file_name=name,
+        source_ref=url,
+        content_type=page.content_type,
+        charset=page.charset,
+    )
+    return {"raw": raw}
+
+
+async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Extract clean text, and recognise content this owner already has."""
+    request, raw = state["request"], state["raw"]
+    documents = runtime.context.documents
+    fmt = detect_format(raw.file_name, raw.content_type, raw.data[:2048])
+    extracted = await asyncio.to_thread(
+        extract_text,
+        raw.data,
+        fmt,
+        filename=raw.file_name,
+        charset=raw.charset,
+        max_decompressed_bytes=runtime.context.limits.max_decompressed_bytes,
+    )
+    if request.title:
+        extracted = replace(extracted, title=request.title)
+    content_hash = hashlib.sha256(extracted.text.encode()).hexdigest()
+    same = await documents.find_by_hash(request.owner_id, content_hash)
+    update: Update = {"format": fmt, "extracted": extracted, "content_hash": content_hash}
+    if same is not None:
+        chunk_count = len(await documents.chunk_hashes(same.id))
+        update["result"] = IngestResult(IngestOutcome.DUPLICATE, same.id, same.title, chunk_count)
+        return update
+    update["existing"] = await documents.find_by_source(request.owner_id, raw.source_ref)
+    return update
+
+
+def route_after_clean(state: IngestState) -> Literal["chunk", "__end__"]:
+    """A duplicate ends here; anything else is chunked."""
+    return "__end__" if "result" in state else "chunk"
+
+
+async def chunk(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Split the text into heading-aware token windows; identical chunks are kept once."""
+    extracted, limits = state["extracted"], runtime.context.limits
+    chunks = await asyncio.to_thread(
+        chunk_text,
+        extracted.text,
+        is_markdown=extracted.is_markdown,
+        token_spans=runtime.context.embedder.token_spans,
+        max_tokens=limits.chunk_tokens,
+        overlap_tokens=limits.overlap_tokens,
+    )
+    prepared: list[PreparedChunk] = []
+    seen: set[str] = set()
+    for piece in chunks:
+        digest = chunk_hash(piece.text, piece.heading_path)
+        if digest not in seen:
+            seen.add(digest)
+            prepared.append(PreparedChunk(chunk=replace(piece, index=len(prepared)), hash=digest))
+    _progress(runtime, "reading", f"Read {extracted.title!r}: {len(prepared)} chunks")
+    return {"prepared": prepared}
+
+
+async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Embed only the chunks that have no stored vector yet (a changed source re-embeds little)."""
+    existing, title = state.get("existing"), state["extracted"].title
+    indexed: set[str] = set()
+    if existing is not None:
+        statuses = await runtime.context.documents.chunk_hashes(existing.id)
+        indexed = {digest for digest, status in statuses.items() if status == "indexed"}
+    todo = [p for p in state["prepared"] if p.hash not in indexed]
+    texts = [embedding_text(title, p.chunk.heading_path, p.chunk.text) for p in todo]
+    if texts:
+        _progress(runtime, "embedding", f"Embedding {len(texts)} chunks...")
+    dense = await runtime.context.embedder.embed_passages(texts)
+    lexical = runtime.context.lexical
+    vectors = {
+        p.hash: replace(p, dense=tuple(vector), sparse=lexical.encode_document(text))
+        for p, vector, text in zip(todo, dense, texts, strict=True)
+    }
+    return {"prepared": [vectors.get(p.hash, p) for p in state["prepared"]]}
+
+
+async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
+    """Keep the original, commit rows to SQLite, then write vectors to Qdrant."""
+    context, request, raw = runtime.context, state["request"], state["raw"]
+    existing, extracted = state.get("existing"), state["extracted"]
+    document_id = existing.id if existing is not None else new_document_id()
+    now = now_iso()
+    original = await context.originals.save(request.owner_id, document_id, raw.file_name, raw.data)
+    record = DocumentRecord(
+        id=document_id,
+        owner_id=request.owner_id,
+        title=extracted.title,
+        source_type=request.source_type,
+        source_ref=raw.source_ref,
+        content_hash=state["content_hash"],
+        original_path=str(original),
+        format=state["format"].value,
+        status="indexing",
+        created_at=existing.created_at if existing is not None else now,
+        updated_at=now,
+    )
+    prepared = state["prepared"]
+    rows = [_new_chunk(document_id, p) for p in prepared]
+    try:
+        removed = await context.documents.save(record, rows, replace=existing is not None)
+    except DuplicateContentError:
+        if existing is None:
+            await context.originals.remove(request.owner_id, document_id)
+        same = await context.documents.find_by_hash(request.owner_id, state["content_hash"])
+        if same is None:
+            raise
+        return {"result": IngestResult(IngestOutcome.DUPLICATE, same.id, same.title, len(rows))}
+    except BaseException:
+        if existing is None:
+            await context.originals.remove(request.owner_id, document_id)
+        raise
+    pending = await _write_vectors(context, record, prepared, removed)
+    outcome = IngestOutcome.UPDATED if existing is not None else IngestOutcome.SAVED
+    embedded = sum(1 for p in prepared if p.dense is not None)
+    _progress(runtime, "saved", f"Saved: {record.title} ({len(rows)} chunks)")
+    result = IngestResult(
+        outcome, document_id, record.title, len(rows), embedded, len(removed), pending
+    )
+    logger.info(
+        "Ingested document %s (%s): %d chunks, %d embedded, %d removed, %d pending",
+        document_id,
+        outcome.value,
+        len(rows),
+        embedded,
+        len(removed),
+        pending,
+    )
+    return {"result": result}
+
+
+def _new_chunk(document_id: DocumentId, prepared: PreparedChunk) -> NewChunk:
+    piece = prepared.chunk
+    return NewChunk(
+        index=piece.index,
+        text=piece.text,
+        hash=prepared.hash,
+        heading_path=piece.heading_path,
+        token_count=piece.token_count,
+        point_id=point_id(document_id, prepared.hash),
+    )
+
+
+async def _write_vectors(
+    context: IngestContext,
+    record: DocumentRecord,
+    prepared: list[PreparedChunk],
+    removed: list[PointId],
+) -> int:
+    """Delete vanished points, upsert new ones batch by batch; return chunks left pending."""
+    collection = record.collection
+    todo = [p for p in prepared if p.dense is not None]
+    try:
+        await context.index.delete_points(collection, removed)
+        for start in range(0, len(todo), context.limits.upsert_batch):
+            batch = todo[start : start + context.limits.upsert_batch]
+            points = [
+                make_point(
+                    point_id(record.id, p.hash),
+                    document_id=record.id,
+                    owner_id=record.owner_id,
+                    chunk_index=p.chunk.index,
+                    dense=p.dense or (),
+                    sparse=p.sparse,
+                )
+                for p in batch
+            ]
+            await context.index.upsert(collection, points)
+            await context.documents.mark_indexed([point.id for point in points])
+    except VectorStoreError:
+        logger.warning("Vector write failed for document %s; re-index will retry", record.id)
+        return await context.documents.pending_count(record.id)
+    return 0

@@ -1,0 +1,96 @@
+"""The re-index job: finish what a crash or a failed vector write left undone (invariant 1).
+
+It re-embeds every chunk still `pending` and upserts it (point ids are deterministic,
+so a retry overwrites), removes points SQLite does not know, and removes original
+folders whose document never committed. Safe to run at any time, any number of times.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+from graphs.ingest.context import IngestContext
+from graphs.ingest.points import embedding_text, make_point
+from storage.documents import Collection
+from storage.vectors import VectorPoint
+
+__all__ = ["RepairReport", "repair_index"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    """What one repair run fixed."""
+
+    reembedded_chunks: int
+    removed_orphan_points: int
+    removed_orphan_folders: int
+
+
+async def repair_index(
+    context: IngestContext, *, batch_size: int = 64, folder_min_age_seconds: float = 3600.0
+) -> RepairReport:
+    """Re-embed pending chunks, drop orphan points and orphan originals.
+
+    An original is written just before its document commits, so only folders older
+    than `folder_min_age_seconds` count as orphans while ingests may be running; a
+    process that holds the data store alone may pass 0.
+    """
+    reembedded = await _reembed_pending(context, batch_size)
+    orphans = 0
+    for collection in Collection:
+        # Qdrant first: a point written after this read is not judged; one read
+        # here had its SQLite row committed before it was written (store order).
+        stored = await context.index.point_ids(collection)
+        known = await context.documents.point_ids(collection)
+        stray = sorted(stored - known)
+        if stray:
+            await context.index.delete_points(collection, stray)
+            orphans += len(stray)
+    folders = await _remove_orphan_folders(context, folder_min_age_seconds)
+    report = RepairReport(reembedded, orphans, folders)
+    logger.info(
+        "Repair: %d chunks re-embedded, %d orphan points and %d orphan folders removed",
+        reembedded,
+        orphans,
+        folders,
+    )
+    return report
+
+
+async def _reembed_pending(context: IngestContext, batch_size: int) -> int:
+    done = 0
+    while batch := await context.documents.pending_chunks(batch_size):
+        texts = [embedding_text(c.document_title, c.heading_path, c.text) for c in batch]
+        vectors = await context.embedder.embed_passages(texts)
+        by_collection: dict[Collection, list[VectorPoint]] = {}
+        for record, text, dense in zip(batch, texts, vectors, strict=True):
+            point = make_point(
+                record.point_id,
+                document_id=record.document_id,
+                owner_id=record.owner_id,
+                chunk_index=record.chunk_index,
+                dense=dense,
+                sparse=context.lexical.encode_document(text),
+            )
+            by_collection.setdefault(record.collection, []).append(point)
+        for collection, points in by_collection.items():
+            await context.index.upsert(collection, points)
+        await context.documents.mark_indexed([record.point_id for record in batch])
+        done += len(batch)
+    return done
+
+
+async def _remove_orphan_folders(context: IngestContext, min_age_seconds: float) -> int:
+    on_disk = await context.originals.stored_documents()
+    known = await context.documents.document_ids()
+    cutoff = time.time() - min_age_seconds
+    removed = 0
+    for document_id, folder in on_disk.items():
+        if document_id not in known and folder.stat().st_mtime <= cutoff:
+            await context.originals.remove_folder(folder)
+            removed += 1
+    return removed

@@ -1,0 +1,1 @@
+"""Scheduled jobs (digests, memory, repair) that call the Bot service."""

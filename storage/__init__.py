@@ -1,0 +1,1 @@
+"""Storage: SQLite (source of truth), Qdrant collections, embeddings, originals on disk."""

@@ -1,0 +1,125 @@
+"""The SQLite connection pair: one writer behind a lock, one reader, WAL mode, migrations at open.
+
+SQLite is Lore's source of truth. Every write goes through `Database.transaction()`,
+which serialises writers in this process (`BEGIN IMMEDIATE`, commit or roll back as
+a whole). Reads use a second connection and see only committed data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+import aiosqlite
+
+from storage.migrations import MIGRATIONS, Migration, apply_migrations
+
+__all__ = ["Database", "DatabaseError", "Row"]
+
+logger = logging.getLogger(__name__)
+
+Row = sqlite3.Row
+SqlParams = Sequence[object] | dict[str, object]
+
+
+class DatabaseError(Exception):
+    """SQLite could not be opened or written; the message names the file."""
+
+
+class Database:
+    """An open Lore database. Use as an async context manager."""
+
+    def __init__(self, path: Path, *, migrations: Sequence[Migration] = MIGRATIONS) -> None:
+        self._path = path
+        self._migrations = migrations
+        self._writer: aiosqlite.Connection | None = None
+        self._reader: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
+    async def __aenter__(self) -> Self:
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._writer = await self._connect()
+            await self._writer.execute("PRAGMA journal_mode=WAL")
+            await apply_migrations(self._writer, self._migrations)
+            self._reader = await self._connect()
+        except sqlite3.Error as exc:
+            await self.close()
+            raise DatabaseError(f"Cannot open the database at {self._path}: {exc}") from exc
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close both connections."""
+        for connection in (self._reader, self._writer):
+            if connection is not None:
+                await connection.close()
+        self._reader = self._writer = None
+
+    async def _connect(self) -> aiosqlite.Connection:
+        connection = await aiosqlite.connect(self._path, isolation_level=None)
+        connection.row_factory = sqlite3.Row
+        await connection.execute("PRAGMA foreign_keys=ON")
+        await connection.execute("PRAGMA busy_timeout=10000")
+        await connection.execute("PRAGMA synchronous=NORMAL")
+        return connection
+
+    @asynccontextmanager
+    async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:
+        """Run writes atomically: everything inside commits together or not at all."""
+        writer = self._require(self._writer)
+        async with self._write_lock:
+            await writer.execute("BEGIN IMMEDIATE")
+            try:
+                yield writer
+            except BaseException:
+                await writer.execute("ROLLBACK")
+                raise
+            await writer.execute("COMMIT")
+
+    async def fetch_all(self, sql: str, params: SqlParams = ()) -> list[Row]:
+        """Run a read query and return every row."""
+        reader = self._require(self._reader)
+        async with reader.execute(sql, params) as cursor:
+            return list(await cursor.fetchall())
+
+    async def fetch_one(self, sql: str, params: SqlParams = ()) -> Row | None:
+        """Run a read query and return the first row, if any."""
+        reader = self._require(self._reader)
+        async with reader.execute(sql, params) as cursor:
+            row: Row | None = await cursor.fetchone()
+            return row
+
+    async def fetch_value(self, sql: str, params: SqlParams = ()) -> object:
+        """Run a read query and return the first column of the first row (None if no row)."""
+        row = await self.fetch_one(sql, params)
+        return None if row is None else row[0]
+
+    async def execute_many(self, sql: str, rows: Iterable[SqlParams]) -> None:
+        """Run one statement for many parameter rows, in one transaction."""
+        async with self.transaction() as connection:
+            await connection.executemany(sql, rows)
+
+    @staticmethod
+    def _require(connection: aiosqlite.Connection | None) -> aiosqlite.Connection:
+        if connection is None:
+            raise DatabaseError("The database is not open")
+        return connection

@@ -1,0 +1,432 @@
+"""Documents and their chunks in SQLite: the rows every vector must be traced back to.
+
+A document and all its chunks are written in one transaction, chunks marked
+`pending` until their vectors are in Qdrant. Search hits are hydrated from here,
+so a point SQLite does not know never reaches a user.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+
+import aiosqlite
+
+from storage.database import Database, Row
+from storage.ids import ChunkHash, DocumentId, PointId, UserId
+
+__all__ = [
+    "ChunkRecord",
+    "Collection",
+    "DocumentRecord",
+    "DocumentRepository",
+    "DuplicateContentError",
+    "NewChunk",
+    "Passage",
+    "SourceType",
+    "collection_for",
+    "now_iso",
+]
+
+
+class Collection(StrEnum):
+    """The Qdrant collection that holds a document's vectors."""
+
+    KNOWLEDGE = "knowledge"
+    PRIVATE = "private"
+
+
+class SourceType(StrEnum):
+    """Where a document came from."""
+
+    NOTE = "note"
+    FILE = "file"
+    URL = "url"
+
+
+def collection_for(owner_id: UserId | None) -> Collection:
+    """Shared documents (no owner) live in `knowledge`, the rest in `private`."""
+    return Collection.KNOWLEDGE if owner_id is None else Collection.PRIVATE
+
+
+class DuplicateContentError(Exception):
+    """The same content is already stored for this owner (a race lost to another ingest)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    """One stored source."""
+
+    id: DocumentId
+    owner_id: UserId | None
+    title: str
+    source_type: SourceType
+    source_ref: str
+    content_hash: str
+    original_path: str
+    format: str
+    status: str
+    created_at: str
+    updated_at: str
+
+    @property
+    def collection(self) -> Collection:
+        """The Qdrant collection of this document's vectors."""
+        return collection_for(self.owner_id)
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    """A chunk about to be stored."""
+
+    index: int
+    text: str
+    hash: ChunkHash
+    heading_path: tuple[str, ...]
+    token_count: int
+    point_id: PointId
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    """A stored chunk with what the re-index job needs to rebuild its vector."""
+
+    point_id: PointId
+    document_id: DocumentId
+    owner_id: UserId | None
+    document_title: str
+    chunk_index: int
+    text: str
+    heading_path: tuple[str, ...]
+    hash: ChunkHash
+    vector_status: str
+
+    @property
+    def collection(self) -> Collection:
+        """The Qdrant collection of this chunk's vector."""
+        return collection_for(self.owner_id)
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A chunk as a search result: text plus the source it can be cited as."""
+
+    point_id: PointId
+    document_id: DocumentId
+    document_title: str
+    source_type: SourceType
+    source_ref: str
+    owner_id: UserId | None
+    chunk_index: int
+    text: str
+    heading_path: tuple[str, ...]
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _document(row: Row) -> DocumentRecord:
+    return DocumentRecord(
+        id=DocumentId(row["id"]),
+        owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
+        title=row["title"],
+        source_type=SourceType(row["source_type"]),
+        source_ref=row["source_ref"],
+        content_hash=row["content_hash"],
+        original_path=row["original_path"],
+        format=row["format"],
+        status=row["status"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+_CHUNK_COLUMNS = (
+    "SELECT c.point_id, c.document_id, d.owner_id, d.title, c.chunk_index, c.text,"
+    " c.heading_path, c.hash, c.vector_status"
+    " FROM chunks c JOIN documents d ON d.id = c.document_id"
+)
+
+
+def _chunk(row: Row) -> ChunkRecord:
+    return ChunkRecord(
+        point_id=PointId(row["point_id"]),
+        document_id=DocumentId(row["document_id"]),
+        owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
+        document_title=row["title"],
+        chunk_index=row["chunk_index"],
+        text=row["text"],
+        heading_path=tuple(json.loads(row["heading_path"])),
+        hash=ChunkHash(row["hash"]),
+        vector_status=row["vector_status"],
+    )
+
+
+def _placeholders(count: int) -> str:
+    return ",".join("?" * count)
+
+
+class DocumentRepository:
+    """Reads and writes documents and chunks."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    async def get(self, document_id: DocumentId) -> DocumentRecord | None:
+        """Return one document, or None."""
+        row = await self._db.fetch_one("SELECT * FROM documents WHERE id = ?", (document_id,))
+        return _document(row) if row is not None else None
+
+    async def find_by_hash(
+        self, owner_id: UserId | None, content_hash: str
+    ) -> DocumentRecord | None:
+        """Return the owner's document with exactly this content, if any."""
+        row = await self._db.fetch_one(
+            "SELECT * FROM documents WHERE IFNULL(owner_id, '') = ? AND content_hash = ?",
+            (owner_id or "", content_hash),
+        )
+        return _document(row) if row is not None else None
+
+    async def find_by_source(
+        self, owner_id: UserId | None, source_ref: str
+    ) -> DocumentRecord | None:
+        """Return the owner's document ingested from this URL or file name, if any."""
+        row = await self._db.fetch_one(
+            "SELECT * FROM documents WHERE IFNULL(owner_id, '') = ? AND source_ref = ?"
+            " ORDER BY updated_at DESC LIMIT 1",
+            (owner_id or "", source_ref),
+        )
+        return _document(row) if row is not None else None
+
+    async def list_for_owner(self, owner_id: UserId | None) -> list[DocumentRecord]:
+        """Every document of one owner (None: the shared knowledge), newest first."""
+        rows = await self._db.fetch_all(
+            "SELECT * FROM documents WHERE IFNULL(owner_id, '') = ? ORDER BY created_at DESC",
+            (owner_id or "",),
+        )
+        return [_document(row) for row in rows]
+
+    async def chunk_hashes(self, document_id: DocumentId) -> dict[ChunkHash, str]:
+        """Map each chunk hash of a document to its vector status."""
+        rows = await self._db.fetch_all(
+            "SELECT hash, vector_status FROM chunks WHERE document_id = ?", (document_id,)
+        )
+        return {ChunkHash(row["hash"]): row["vector_status"] for row in rows}
+
+    async def save(
+        self, document: DocumentRecord, chunks: Sequence[NewChunk], *, replace: bool
+    ) -> list[PointId]:
+        """Store a document and its chunks atomically; return point ids that went away.
+
+        With `replace`, the existing row is updated: chunks whose hash is no longer
+        present are deleted (their point ids are returned so their vectors can be
+        removed), kept chunks keep their vector status, new chunks start `pending`.
+        """
+        async with self._db.transaction() as tx:
+            if replace:
+                removed = await self._update_document(tx, document, chunks)
+            else:
+                await self._insert_document(tx, document)
+                removed = []
+            await tx.executemany(
+                "INSERT INTO chunks (document_id, chunk_index, text, hash, heading_path,"
+                " token_count, point_id, vector_status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')"
+                " ON CONFLICT (document_id, hash) DO UPDATE SET chunk_index = excluded.chunk_index,"
+                " heading_path = excluded.heading_path",
+                [
+                    (
+                        document.id,
+                        chunk.index,
+                        chunk.text,
+                        chunk.hash,
+                        json.dumps(list(chunk.heading_path)),
+                        chunk.token_count,
+                        chunk.point_id,
+                    )
+                    for chunk in chunks
+                ],
+            )
+            await self._refresh_status(tx, [document.id])
+        return removed
+
+    @staticmethod
+    async def _insert_document(tx: aiosqlite.Connection, document: DocumentRecord) -> None:
+        try:
+            await tx.execute(
+                "INSERT INTO documents (id, owner_id, title, source_type, source_ref,"
+                " content_hash, original_path, format, status, created_at, updated_at,"
+                " collection) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', ?, ?, ?)",
+                (
+                    document.id,
+                    document.owner_id,
+                    document.title,
+                    document.source_type.value,
+                    document.source_ref,
+                    document.content_hash,
+                    document.original_path,
+                    document.format,
+                    document.created_at,
+                    document.updated_at,
+                    document.collection.value,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateContentError(document.content_hash) from exc
+
+    @staticmethod
+    async def _update_document(
+        tx: aiosqlite.Connection, document: DocumentRecord, chunks: Sequence[NewChunk]
+    ) -> list[PointId]:
+        try:
+            await tx.execute(
+                "UPDATE documents SET title = ?, content_hash = ?, original_path = ?,"
+                " format = ?, updated_at = ? WHERE id = ?",
+                (
+                    document.title,
+                    document.content_hash,
+                    document.original_path,
+                    document.format,
+                    document.updated_at,
+                    document.id,
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise DuplicateContentError(document.content_hash) from exc
+        keep = json.dumps([chunk.hash for chunk in chunks])
+        async with tx.execute(
+            "SELECT point_id FROM chunks WHERE document_id = ?"
+            " AND hash NOT IN (SELECT value FROM json_each(?))",
+            (document.id, keep),
+        ) as cursor:
+            removed = [PointId(row[0]) for row in await cursor.fetchall()]
+        await tx.execute(
+            "DELETE FROM chunks WHERE document_id = ?"
+            " AND hash NOT IN (SELECT value FROM json_each(?))",
+            (document.id, keep),
+        )
+        return removed
+
+    @staticmethod
+    async def _refresh_status(tx: aiosqlite.Connection, document_ids: Iterable[str]) -> None:
+        ids = json.dumps(sorted(set(document_ids)))
+        await tx.execute(
+            "UPDATE documents SET status = CASE WHEN EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.document_id = documents.id AND c.vector_status = 'pending')"
+            " THEN 'indexing' ELSE 'ready' END"
+            " WHERE id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
+
+    async def mark_indexed(self, point_ids: Sequence[PointId]) -> None:
+        """Record that these chunks' vectors are in Qdrant; finish their documents."""
+        if not point_ids:
+            return
+        ids = json.dumps(list(point_ids))
+        async with self._db.transaction() as tx:
+            await tx.execute(
+                "UPDATE chunks SET vector_status = 'indexed'"
+                " WHERE point_id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            )
+            async with tx.execute(
+                "SELECT DISTINCT document_id FROM chunks"
+                " WHERE point_id IN (SELECT value FROM json_each(?))",
+                (ids,),
+            ) as cursor:
+                documents = [row[0] for row in await cursor.fetchall()]
+            await self._refresh_status(tx, documents)
+
+    async def chunks_for_points(self, point_ids: Sequence[PointId]) -> list[ChunkRecord]:
+        """The stored chunks behind these points (unknown ids are skipped)."""
+        rows = await self._db.fetch_all(
+            f"{_CHUNK_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
+            (json.dumps(list(point_ids)),),
+        )
+        return [_chunk(row) for row in rows]
+
+    async def pending_chunks(self, limit: int) -> list[ChunkRecord]:
+        """Chunks whose vectors are not (known to be) in Qdrant yet, oldest first."""
+        rows = await self._db.fetch_all(
+            f"{_CHUNK_COLUMNS} WHERE c.vector_status = 'pending' ORDER BY c.id LIMIT ?",
+            (limit,),
+        )
+        return [_chunk(row) for row in rows]
+
+    async def pending_count(self, document_id: DocumentId) -> int:
+        """How many chunks of one document still wait for their vectors."""
+        value = await self._db.fetch_value(
+            "SELECT COUNT(*) FROM chunks WHERE document_id = ? AND vector_status = 'pending'",
+            (document_id,),
+        )
+        return int(str(value))
+
+    async def point_ids(self, collection: Collection) -> set[PointId]:
+        """Every point id SQLite knows in one collection."""
+        rows = await self._db.fetch_all(
+            "SELECT c.point_id FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " WHERE d.collection = ?",
+            (collection.value,),
+        )
+        return {PointId(row[0]) for row in rows}
+
+    async def passages(self, point_ids: Sequence[PointId]) -> dict[PointId, Passage]:
+        """Hydrate search hits: the chunk text and its citable source, by point id."""
+        rows = await self._db.fetch_all(
+            "SELECT c.point_id, c.document_id, d.title, d.source_type, d.source_ref,"
+            " d.owner_id, c.chunk_index, c.text, c.heading_path"
+            " FROM chunks c JOIN documents d ON d.id = c.document_id"
+            " WHERE c.point_id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(point_ids)),),
+        )
+        return {
+            PointId(row["point_id"]): Passage(
+                point_id=PointId(row["point_id"]),
+                document_id=DocumentId(row["document_id"]),
+                document_title=row["title"],
+                source_type=SourceType(row["source_type"]),
+                source_ref=row["source_ref"],
+                owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
+                chunk_index=row["chunk_index"],
+                text=row["text"],
+                heading_path=tuple(json.loads(row["heading_path"])),
+            )
+            for row in rows
+        }
+
+    async def delete(self, document_id: DocumentId) -> list[PointId]:
+        """Delete a document and its chunks; return the point ids to remove from Qdrant."""
+        async with self._db.transaction() as tx:
+            async with tx.execute(
+                "SELECT point_id FROM chunks WHERE document_id = ?", (document_id,)
+            ) as cursor:
+                removed = [PointId(row[0]) for row in await cursor.fetchall()]
+            await tx.execute("DELETE FROM documents WHERE id = ?", (document_id,))
+        return removed
+
+    async def document_ids(self) -> set[DocumentId]:
+        """Every stored document id (the repair job compares them with the upload folders)."""
+        rows = await self._db.fetch_all("SELECT id FROM documents")
+        return {DocumentId(row[0]) for row in rows}
+
+    async def counts(self) -> dict[str, int]:
+        """Totals for `lore stats`."""
+        row = await self._db.fetch_one(
+            "SELECT"
+            " (SELECT COUNT(*) FROM documents WHERE owner_id IS NULL) AS shared_documents,"
+            " (SELECT COUNT(*) FROM documents WHERE owner_id IS NOT NULL) AS private_documents,"
+            " (SELECT COUNT(*) FROM chunks) AS chunks,"
+            " (SELECT COUNT(*) FROM chunks WHERE vector_status = 'pending') AS pending_chunks,"
+            " (SELECT COUNT(*) FROM users) AS users"
+        )
+        assert row is not None  # noqa: S101 - an aggregate query always returns a row
+        return {key: int(row[key]) for key in row.keys()}  # noqa: SIM118 - sqlite3.Row
+
+
+def now_iso() -> str:
+    """The current UTC time as stored in SQLite."""
+    return _now()

@@ -1,0 +1,91 @@
+"""Originals on disk: every ingested source is kept under its owner's folder (invariant 6).
+
+Layout: `{root}/{user_id or "shared"}/{document_id}/{file name}`. Files are written
+to a temporary name and renamed, so a crash never leaves a half-written original.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from storage.ids import DocumentId, UserId
+
+__all__ = ["OriginalStore", "safe_file_name"]
+
+SHARED_FOLDER = "shared"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._ -]+")
+
+
+def safe_file_name(name: str, *, default: str) -> str:
+    """Reduce a user-supplied file name to a safe, non-empty base name."""
+    base = _UNSAFE.sub("_", Path(name.replace("\\", "/")).name).strip(" .")
+    return base[:120] or default
+
+
+class OriginalStore:
+    """Keeps the original bytes of each document."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    def folder(self, owner_id: UserId | None, document_id: DocumentId) -> Path:
+        """The folder that holds one document's original."""
+        return self._root / (owner_id or SHARED_FOLDER) / document_id
+
+    async def save(
+        self, owner_id: UserId | None, document_id: DocumentId, file_name: str, data: bytes
+    ) -> Path:
+        """Write the original atomically, replacing an older version; return its path."""
+        return await asyncio.to_thread(self._save, owner_id, document_id, file_name, data)
+
+    def _save(
+        self, owner_id: UserId | None, document_id: DocumentId, file_name: str, data: bytes
+    ) -> Path:
+        folder = self.folder(owner_id, document_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / safe_file_name(file_name, default="original")
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".incoming-", delete=False) as handle:
+            handle.write(data)
+            temporary = Path(handle.name)
+        temporary.replace(target)
+        for stale in folder.iterdir():
+            if stale != target:
+                stale.unlink(missing_ok=True)
+        return target
+
+    async def read(self, path: str) -> bytes:
+        """Read a kept original back."""
+        return await asyncio.to_thread(Path(path).read_bytes)
+
+    async def remove(self, owner_id: UserId | None, document_id: DocumentId) -> None:
+        """Delete one document's folder (missing is fine)."""
+        folder = self.folder(owner_id, document_id)
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+
+    async def remove_folder(self, folder: Path) -> None:
+        """Delete a folder found by `stored_documents` (it must lie under this store)."""
+        await asyncio.to_thread(self._remove_inside, folder)
+
+    def _remove_inside(self, folder: Path) -> None:
+        if self._root.resolve() not in folder.resolve().parents:
+            raise ValueError(f"{folder} is not inside {self._root}")
+        shutil.rmtree(folder, ignore_errors=True)
+
+    async def stored_documents(self) -> dict[DocumentId, Path]:
+        """Every document folder on disk (the repair job removes those SQLite does not know)."""
+        return await asyncio.to_thread(self._scan)
+
+    def _scan(self) -> dict[DocumentId, Path]:
+        if not self._root.is_dir():
+            return {}
+        return {
+            DocumentId(folder.name): folder
+            for owner in self._root.iterdir()
+            if owner.is_dir()
+            for folder in owner.iterdir()
+            if folder.is_dir()
+        }

@@ -1,0 +1,113 @@
+"""Crash safety: SIGKILL an ingesting `lore` process at different moments, repair, and check
+that every document is complete or absent with no duplicated or orphaned point (invariant 1)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.app import open_lore
+from bot.settings import load_settings
+from storage.documents import Collection
+
+LORE = Path(sys.executable).parent / "lore"
+WORDS = [
+    *("river", "mountain", "lantern", "harvest", "copper", "meadow", "signal", "orchard"),
+    *("winter", "canyon", "ember", "harbor", "willow", "granite", "thunder", "velvet"),
+    *("compass", "saffron", "glacier", "falcon"),
+]
+
+
+def write_corpus(folder: Path, documents: int, sections: int) -> None:
+    rng = random.Random(documents * 1000 + sections)
+    folder.mkdir()
+    for number in range(documents):
+        parts = [f"# Field notes {number}"]
+        for section in range(sections):
+            sentence = " ".join(rng.choice(WORDS) for _ in range(120))
+            parts.append(f"## Entry {number}.{section}\n\n{sentence}.")
+        (folder / f"notes-{number:03d}.md").write_text("\n\n".join(parts))
+
+
+def lore(workdir: Path, *args: str, capture: bool = True) -> subprocess.Popen[bytes]:
+    # Configuration reaches the child through its working directory's .env file.
+    return subprocess.Popen(  # noqa: S603 - our own console script
+        [str(LORE), *args],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE if capture else subprocess.DEVNULL,
+    )
+
+
+def kill_after(process: subprocess.Popen[bytes], seconds: float) -> bool:
+    """SIGKILL the process after `seconds`; False if it finished first."""
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+        return True
+    return False
+
+
+async def check_consistent(workdir: Path) -> tuple[int, int]:
+    settings = load_settings(_env_file=workdir / ".env")
+    async with open_lore(settings) as core:
+        db = core.database
+        statuses = await db.fetch_all(
+            "SELECT d.id, d.status, COUNT(c.id) AS chunks,"
+            " SUM(c.vector_status = 'pending') AS pending"
+            " FROM documents d LEFT JOIN chunks c ON c.document_id = d.id GROUP BY d.id"
+        )
+        for row in statuses:
+            assert row["status"] == "ready", dict(row)
+            assert row["chunks"] > 0
+            assert row["pending"] == 0
+        known = await core.bot.stats()
+        points = await core.index.point_ids(Collection.KNOWLEDGE)
+        chunk_points = await core.bot._documents.point_ids(Collection.KNOWLEDGE)
+        assert points == chunk_points
+        assert known.knowledge_points == known.chunks
+        shared = settings.uploads_dir / "shared"
+        folders = {p.name for p in shared.iterdir()} if shared.exists() else set()
+        assert folders == {row["id"] for row in statuses}
+        return len(statuses), known.chunks
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(420)
+def test_invariant_1_sqlite_first_qdrant_second_survives_sigkill(
+    tmp_path: Path, models_dir: Path
+) -> None:
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, documents=12, sections=6)
+    (tmp_path / ".env").write_text(
+        f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=\n"
+        "CHUNK_TOKENS=128\nCHUNK_OVERLAP_TOKENS=16\nLOG_LEVEL=WARNING\n"
+    )
+    killed = 0
+    previous = (0, 0)
+    for delay in (6.0, 8.0, 10.0, 13.0):
+        started = time.monotonic()
+        if kill_after(lore(tmp_path, "ingest", str(corpus), "--shared", capture=False), delay):
+            killed += 1
+        repair = lore(tmp_path, "reindex")
+        _, errors = repair.communicate(timeout=180)
+        assert repair.returncode == 0, errors.decode()
+        documents, chunks = asyncio.run(check_consistent(tmp_path))
+        assert documents >= previous[0], "a repaired document vanished"
+        previous = (documents, chunks)
+        assert time.monotonic() - started < 200
+    assert killed >= 2, "the ingest finished before most kills; use a larger corpus"
+    finish = lore(tmp_path, "ingest", str(corpus), "--shared")
+    _, errors = finish.communicate(timeout=300)
+    assert finish.returncode == 0, errors.decode()
+    documents, chunks = asyncio.run(check_consistent(tmp_path))
+    assert documents == 12

@@ -1,0 +1,94 @@
+"""Schema migrations: append-only, recorded, atomic, and backfilling (invariant 7)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import aiosqlite
+import pytest
+
+from storage.database import Database
+from storage.documents import Collection, DocumentRepository
+from storage.migrations import MIGRATIONS, Migration, apply_migrations, schema_version
+
+
+async def _insert_v1_documents(path: Path) -> None:
+    async with aiosqlite.connect(path) as db:
+        await db.execute(
+            "INSERT INTO users (id, display_name, role, created_at)"
+            " VALUES ('u1', 'Ann', 'member', 'now')"
+        )
+        for doc_id, owner in (("d-shared", None), ("d-private", "u1")):
+            await db.execute(
+                "INSERT INTO documents (id, owner_id, title, source_type, source_ref, content_hash,"
+                " original_path, format, status, created_at, updated_at)"
+                " VALUES (?, ?, 'T', 'note', 'note:x', ?, '/x', 'markdown', 'ready', 'now', 'now')",
+                (doc_id, owner, f"hash-{doc_id}"),
+            )
+        await db.commit()
+
+
+async def test_invariant_7_migrations_backfill(tmp_path: Path) -> None:
+    path = tmp_path / "lore.sqlite3"
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        assert await apply_migrations(db, MIGRATIONS[:1]) == 1
+    await _insert_v1_documents(path)
+
+    async with Database(path) as database:
+        rows = await database.fetch_all("SELECT id, collection FROM documents ORDER BY id")
+        by_id = {row["id"]: row["collection"] for row in rows}
+        assert by_id == {"d-private": "private", "d-shared": "knowledge"}
+        # The backfilled column drives what the repair job compares against Qdrant.
+        repository = DocumentRepository(database)
+        assert await repository.document_ids() == {"d-private", "d-shared"}
+        empty = await database.fetch_value("SELECT COUNT(*) FROM documents WHERE collection = ''")
+        assert empty == 0
+
+
+async def test_migrations_are_recorded_once(tmp_path: Path) -> None:
+    path = tmp_path / "lore.sqlite3"
+    async with Database(path):
+        pass
+    async with Database(path) as database:
+        rows = await database.fetch_all("SELECT version, name FROM schema_migrations")
+    assert [row["version"] for row in rows] == [m.version for m in MIGRATIONS]
+
+
+async def test_a_failing_migration_leaves_the_schema_unchanged(tmp_path: Path) -> None:
+    async def broken(db: aiosqlite.Connection) -> None:
+        await db.execute("CREATE TABLE half_done (x INTEGER)")
+        await db.execute("THIS IS NOT SQL")
+
+    steps = [*MIGRATIONS, Migration(len(MIGRATIONS) + 1, "broken", broken)]
+    path = tmp_path / "lore.sqlite3"
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        with pytest.raises(sqlite3.OperationalError):
+            await apply_migrations(db, steps)
+        assert await schema_version(db) == len(MIGRATIONS)
+        async with db.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'") as cur:
+            assert await cur.fetchone() is None
+
+
+async def test_migration_versions_must_increase(tmp_path: Path) -> None:
+    async with aiosqlite.connect(tmp_path / "x.sqlite3", isolation_level=None) as db:
+        with pytest.raises(ValueError, match="increasing"):
+            await apply_migrations(db, [MIGRATIONS[1], MIGRATIONS[0]])
+
+
+async def test_database_uses_wal(tmp_path: Path) -> None:
+    async with Database(tmp_path / "lore.sqlite3") as database:
+        assert await database.fetch_value("PRAGMA journal_mode") == "wal"
+
+
+async def test_collection_column_matches_owner_for_new_rows(tmp_path: Path) -> None:
+    async with Database(tmp_path / "lore.sqlite3") as database:
+        async with database.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO documents (id, owner_id, title, source_type, source_ref, content_hash,"
+                " original_path, format, status, created_at, updated_at, collection)"
+                " VALUES ('d', NULL, 'T', 'note', 'n', 'h', '/x', 'markdown', 'ready', 'now',"
+                " 'now', ?)",
+                (Collection.KNOWLEDGE.value,),
+            )
+        assert await database.fetch_value("SELECT collection FROM documents") == "knowledge"
