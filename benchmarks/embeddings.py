@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import psutil  # type: ignore[import-untyped]
+import psutil
 
 from storage.embeddings import BATCH_SIZE, Embedder
 from storage.model_files import ensure_model_dir, model_choice

@@ -44,6 +44,7 @@ class Lore:
     database: Database
     index: KnowledgeIndex
     vector_store: VectorStore
+    embedder: Embedder
 
 
 @asynccontextmanager
@@ -106,7 +107,10 @@ async def open_lore(
             documents=documents,
             index=index,
             retriever=Retriever(
-                index=index, documents=documents, embedder=embedder, lexical=lexical
+                index=index,
+                documents=documents,
+                embedder=embedder,
+                lexical=lexical if settings.search_mode == "hybrid" else None,
             ),
             ingest_graph=build_ingest_graph(),
             ingest_context=context,
@@ -119,7 +123,14 @@ async def open_lore(
             "server" if settings.qdrant_url else "embedded",
             settings.embedding_model,
         )
-        yield Lore(bot=bot, settings=settings, database=database, index=index, vector_store=store)
+        yield Lore(
+            bot=bot,
+            settings=settings,
+            database=database,
+            index=index,
+            vector_store=store,
+            embedder=embedder,
+        )
 
 
 def _vector_store(settings: Settings) -> VectorStore:

@@ -7,7 +7,7 @@ Every field is documented in `.env.example`, and a test keeps the two in step.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -43,6 +43,10 @@ class Settings(BaseSettings):
         description="Where assembled model files live; default DATA_DIR/models.",
     )
     embedding_threads: Annotated[int, Field(ge=1, le=64)] = 1
+
+    search_mode: Literal["hybrid", "dense"] = Field(
+        default="hybrid", description="Rank by dense + lexical (RRF) or by dense vectors only."
+    )
 
     chunk_tokens: Annotated[int, Field(ge=32, le=8192)] = 256
     chunk_overlap_tokens: Annotated[int, Field(ge=0, le=4096)] = 48

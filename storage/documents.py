@@ -30,6 +30,7 @@ __all__ = [
     "SourceType",
     "collection_for",
     "now_iso",
+    "utc_iso",
 ]
 
 
@@ -72,6 +73,8 @@ class DocumentRecord:
     status: str
     created_at: str
     updated_at: str
+    # Pinned shared documents are put, whole, into every prompt (see `pinned_shared`).
+    pinned: bool = False
 
     @property
     def collection(self) -> Collection:
@@ -143,6 +146,7 @@ def _document(row: Row) -> DocumentRecord:
         status=row["status"],
         created_at=row["created_at"],
         updated_at=row["updated_at"],
+        pinned=bool(row["pinned"]),
     )
 
 
@@ -164,6 +168,27 @@ def _chunk(row: Row) -> ChunkRecord:
         heading_path=tuple(json.loads(row["heading_path"])),
         hash=ChunkHash(row["hash"]),
         vector_status=row["vector_status"],
+    )
+
+
+_PASSAGE_COLUMNS = (
+    "SELECT c.point_id, c.document_id, d.title, d.source_type, d.source_ref,"
+    " d.owner_id, c.chunk_index, c.text, c.heading_path"
+    " FROM chunks c JOIN documents d ON d.id = c.document_id"
+)
+
+
+def _passage(row: Row) -> Passage:
+    return Passage(
+        point_id=PointId(row["point_id"]),
+        document_id=DocumentId(row["document_id"]),
+        document_title=row["title"],
+        source_type=SourceType(row["source_type"]),
+        source_ref=row["source_ref"],
+        owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
+        chunk_index=row["chunk_index"],
+        text=row["text"],
+        heading_path=tuple(json.loads(row["heading_path"])),
     )
 
 
@@ -377,26 +402,10 @@ class DocumentRepository:
     async def passages(self, point_ids: Sequence[PointId]) -> dict[PointId, Passage]:
         """Hydrate search hits: the chunk text and its citable source, by point id."""
         rows = await self._db.fetch_all(
-            "SELECT c.point_id, c.document_id, d.title, d.source_type, d.source_ref,"
-            " d.owner_id, c.chunk_index, c.text, c.heading_path"
-            " FROM chunks c JOIN documents d ON d.id = c.document_id"
-            " WHERE c.point_id IN (SELECT value FROM json_each(?))",
+            f"{_PASSAGE_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
             (json.dumps(list(point_ids)),),
         )
-        return {
-            PointId(row["point_id"]): Passage(
-                point_id=PointId(row["point_id"]),
-                document_id=DocumentId(row["document_id"]),
-                document_title=row["title"],
-                source_type=SourceType(row["source_type"]),
-                source_ref=row["source_ref"],
-                owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
-                chunk_index=row["chunk_index"],
-                text=row["text"],
-                heading_path=tuple(json.loads(row["heading_path"])),
-            )
-            for row in rows
-        }
+        return {PointId(row["point_id"]): _passage(row) for row in rows}
 
     async def delete(self, document_id: DocumentId) -> list[PointId]:
         """Delete a document and its chunks; return the point ids to remove from Qdrant."""
@@ -407,6 +416,45 @@ class DocumentRepository:
                 removed = [PointId(row[0]) for row in await cursor.fetchall()]
             await tx.execute("DELETE FROM documents WHERE id = ?", (document_id,))
         return removed
+
+    async def set_pinned(self, document_id: DocumentId, pinned: bool) -> bool:
+        """Pin or unpin a shared document; False if no shared document has this id.
+
+        Private documents cannot be pinned: a pinned text goes into every user's prompt.
+        """
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "UPDATE documents SET pinned = ? WHERE id = ? AND owner_id IS NULL",
+                (int(pinned), document_id),
+            )
+            return cursor.rowcount == 1
+
+    async def pinned_shared(self) -> list[Passage]:
+        """Every chunk of the pinned shared documents, oldest document first, in order."""
+        rows = await self._db.fetch_all(
+            f"{_PASSAGE_COLUMNS} WHERE d.pinned = 1 AND d.owner_id IS NULL"
+            " ORDER BY d.created_at, d.id, c.chunk_index"
+        )
+        return [_passage(row) for row in rows]
+
+    async def delete_for_owner(self, owner_id: UserId) -> list[tuple[Collection, list[PointId]]]:
+        """Delete every private document of one user (/forget) in one transaction.
+
+        Returns, per collection, the point ids to remove from the vector store next.
+        """
+        async with self._db.transaction() as tx:
+            async with tx.execute(
+                "SELECT d.collection, c.point_id FROM documents d"
+                " JOIN chunks c ON c.document_id = d.id WHERE d.owner_id = ?"
+                " ORDER BY d.collection, c.id",
+                (owner_id,),
+            ) as cursor:
+                rows = await cursor.fetchall()
+            await tx.execute("DELETE FROM documents WHERE owner_id = ?", (owner_id,))
+        removed: dict[Collection, list[PointId]] = {}
+        for row in rows:
+            removed.setdefault(Collection(row[0]), []).append(PointId(row[1]))
+        return list(removed.items())
 
     async def document_ids(self) -> set[DocumentId]:
         """Every stored document id (the repair job compares them with the upload folders)."""
@@ -430,3 +478,10 @@ class DocumentRepository:
 def now_iso() -> str:
     """The current UTC time as stored in SQLite."""
     return _now()
+
+
+def utc_iso(moment: datetime) -> str:
+    """A moment as stored in SQLite: ISO-8601 UTC to the second, so text order is time order."""
+    if moment.tzinfo is None:
+        raise ValueError("Timestamps must be timezone-aware")
+    return moment.astimezone(UTC).isoformat(timespec="seconds")

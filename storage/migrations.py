@@ -100,9 +100,151 @@ async def _add_document_collection(db: aiosqlite.Connection) -> None:
     await db.execute("CREATE INDEX documents_collection ON documents(collection)")
 
 
+async def _create_agent_tables(db: aiosqlite.Connection) -> None:
+    # documents.pinned puts a shared document into every prompt. Nothing was pinned
+    # before this step, so the default 0 is the correct backfill for existing rows.
+    # invites.used_by has no foreign key on purpose: deleting the user who redeemed a
+    # code must not make it redeemable again. budget_ledger has no foreign keys
+    # either: money spent stays spent when a user or a turn is deleted.
+    # citation_events.turn_id has none because events are written before the turn's
+    # row (turn_log is written when the turn ends).
+    await _execute_statements(
+        db,
+        """
+        ALTER TABLE documents ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0
+            CHECK (pinned IN (0, 1));
+        CREATE INDEX documents_pinned ON documents(collection) WHERE pinned = 1;
+        CREATE TABLE invites (
+            code TEXT PRIMARY KEY,
+            created_by TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('owner', 'member')),
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_by TEXT,
+            used_at TEXT,
+            CHECK ((used_by IS NULL) = (used_at IS NULL))
+        );
+        CREATE TABLE pending_approvals (
+            id TEXT PRIMARY KEY,
+            thread_id TEXT NOT NULL,
+            requester_user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            chat_id TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            tool_name TEXT NOT NULL,
+            arguments_json TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'approved', 'rejected', 'expired')),
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            decided_by TEXT REFERENCES users(id) ON DELETE SET NULL,
+            decided_at TEXT,
+            result_json TEXT,
+            executed_at TEXT
+        );
+        CREATE INDEX pending_approvals_open ON pending_approvals(expires_at)
+            WHERE status = 'pending';
+        CREATE TABLE guard_incidents (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT REFERENCES users(id) ON DELETE SET NULL,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            guard TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX guard_incidents_created ON guard_incidents(created_at);
+        CREATE TABLE turn_log (
+            id TEXT PRIMARY KEY,
+            thread_id TEXT NOT NULL,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            chat_id TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            outcome TEXT NOT NULL
+                CHECK (outcome IN ('answered', 'refused', 'error', 'awaiting_approval')),
+            model TEXT NOT NULL,
+            prompt_tokens INTEGER NOT NULL CHECK (prompt_tokens >= 0),
+            completion_tokens INTEGER NOT NULL CHECK (completion_tokens >= 0),
+            cached_tokens INTEGER NOT NULL CHECK (cached_tokens >= 0),
+            cost_micros INTEGER NOT NULL CHECK (cost_micros >= 0),
+            latency_ms INTEGER NOT NULL CHECK (latency_ms >= 0),
+            node_latency_json TEXT NOT NULL DEFAULT '{}',
+            question TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX turn_log_user_created ON turn_log(user_id, created_at);
+        CREATE TABLE unanswered_questions (
+            id INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            chat_id TEXT NOT NULL,
+            question TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            resolved_at TEXT
+        );
+        CREATE INDEX unanswered_open ON unanswered_questions(created_at)
+            WHERE resolved_at IS NULL;
+        CREATE TABLE citation_events (
+            id INTEGER PRIMARY KEY,
+            turn_id TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('dropped_citation', 'grounding_risk')),
+            detail TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX citation_events_turn ON citation_events(turn_id);
+        CREATE TABLE feedback (
+            turn_id TEXT NOT NULL REFERENCES turn_log(id) ON DELETE CASCADE,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            value INTEGER NOT NULL CHECK (value IN (-1, 1)),
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (turn_id, user_id)
+        );
+        CREATE TABLE budget_ledger (
+            id INTEGER PRIMARY KEY,
+            day TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            reserved_micros INTEGER NOT NULL CHECK (reserved_micros >= 0),
+            settled_micros INTEGER CHECK (settled_micros >= 0),
+            status TEXT NOT NULL DEFAULT 'reserved'
+                CHECK (status IN ('reserved', 'settled', 'released', 'abandoned')),
+            created_at TEXT NOT NULL,
+            closed_at TEXT,
+            CHECK ((status = 'settled') = (settled_micros IS NOT NULL))
+        );
+        CREATE INDEX budget_ledger_day ON budget_ledger(day, status);
+        CREATE TABLE eval_runs (
+            id TEXT PRIMARY KEY,
+            suite TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            passed INTEGER,
+            total INTEGER,
+            score REAL
+        );
+        CREATE INDEX eval_runs_suite ON eval_runs(suite, started_at);
+        CREATE TABLE eval_cases (
+            run_id TEXT NOT NULL REFERENCES eval_runs(id) ON DELETE CASCADE,
+            case_id TEXT NOT NULL,
+            passed INTEGER NOT NULL CHECK (passed IN (0, 1)),
+            expected TEXT NOT NULL,
+            actual TEXT NOT NULL,
+            detail TEXT NOT NULL,
+            PRIMARY KEY (run_id, case_id)
+        )
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     Migration(1, "users, identities, documents, chunks", _create_base_tables),
     Migration(2, "documents.collection, backfilled from owner", _add_document_collection),
+    Migration(
+        3,
+        "documents.pinned (backfilled 0), invites, approvals, incidents, turns, budget, evals",
+        _create_agent_tables,
+    ),
 )
 
 

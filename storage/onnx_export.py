@@ -24,7 +24,7 @@ import numpy as np
 import onnx
 from numpy.typing import NDArray
 from onnx import TensorProto, helper, numpy_helper
-from onnxruntime.quantization import QuantType, quantize_dynamic  # type: ignore[import-untyped]
+from onnxruntime.quantization import QuantType, quantize_dynamic
 
 __all__ = ["OnnxExportError", "build_bert_graph", "export_bert_onnx", "read_safetensors"]
 

@@ -88,3 +88,30 @@ class UserRepository:
                 raise
             return winner
         return User(user_id, display_name, role, None, None)
+
+    async def set_timezone(self, user_id: UserId, timezone: str | None) -> bool:
+        """Store the user's IANA timezone name (None clears it); False if no such user."""
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "UPDATE users SET timezone = ? WHERE id = ?", (timezone, user_id)
+            )
+            return cursor.rowcount == 1
+
+    async def set_language(self, user_id: UserId, language: str | None) -> bool:
+        """Store the user's preferred language tag (None clears it); False if no such user."""
+        async with self._db.transaction() as tx:
+            cursor = await tx.execute(
+                "UPDATE users SET language = ? WHERE id = ?", (language, user_id)
+            )
+            return cursor.rowcount == 1
+
+    async def with_role(self, role: Role) -> list[User]:
+        """Every user with this role, oldest first."""
+        rows = await self._db.fetch_all(
+            "SELECT * FROM users WHERE role = ? ORDER BY created_at, id", (role.value,)
+        )
+        return [_user(row) for row in rows]
+
+    async def owners(self) -> list[User]:
+        """Every owner (who gets approval requests), oldest first."""
+        return await self.with_role(Role.OWNER)

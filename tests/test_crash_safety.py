@@ -8,14 +8,13 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bot.app import open_lore
 from bot.settings import load_settings
-from storage.documents import Collection
+from storage.documents import Collection, DocumentRepository
 
 LORE = Path(sys.executable).parent / "lore"
 WORDS = [
@@ -72,7 +71,7 @@ async def check_consistent(workdir: Path) -> tuple[int, int]:
             assert row["pending"] == 0
         known = await core.bot.stats()
         points = await core.index.point_ids(Collection.KNOWLEDGE)
-        chunk_points = await core.bot._documents.point_ids(Collection.KNOWLEDGE)
+        chunk_points = await DocumentRepository(db).point_ids(Collection.KNOWLEDGE)
         assert points == chunk_points
         assert known.knowledge_points == known.chunks
         shared = settings.uploads_dir / "shared"
@@ -95,7 +94,6 @@ def test_invariant_1_sqlite_first_qdrant_second_survives_sigkill(
     killed = 0
     previous = (0, 0)
     for delay in (6.0, 8.0, 10.0, 13.0):
-        started = time.monotonic()
         if kill_after(lore(tmp_path, "ingest", str(corpus), "--shared", capture=False), delay):
             killed += 1
         repair = lore(tmp_path, "reindex")
@@ -104,7 +102,6 @@ def test_invariant_1_sqlite_first_qdrant_second_survives_sigkill(
         documents, chunks = asyncio.run(check_consistent(tmp_path))
         assert documents >= previous[0], "a repaired document vanished"
         previous = (documents, chunks)
-        assert time.monotonic() - started < 200
     assert killed >= 2, "the ingest finished before most kills; use a larger corpus"
     finish = lore(tmp_path, "ingest", str(corpus), "--shared")
     _, errors = finish.communicate(timeout=300)

@@ -32,9 +32,6 @@ async def answer(writer: Writer, status: str, body: bytes = b"", **headers: str)
     await writer.drain()
 
 
-Route = Callable[[SeenRequest, asyncio.StreamReader, Writer], Awaitable[None]]
-
-
 @dataclass
 class ScriptedServer:
     """A real HTTP/1.1 server on 127.0.0.1:0 with fixed routes; records every request."""
@@ -46,6 +43,7 @@ class ScriptedServer:
     port: int = 0
     _server: asyncio.Server | None = None
     _tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    _writers: set[Writer] = field(default_factory=set)
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         return f"http://{host}:{self.port}{path}"
@@ -58,8 +56,10 @@ class ScriptedServer:
     async def __aexit__(self, *exc: object) -> None:
         assert self._server is not None
         self._server.close()
-        for task in list(self._tasks):
-            task.cancel()
+        # Hang up on every open connection (never cancel a handler: asyncio logs that
+        # as an unhandled error); each handler then ends on its own.
+        for writer in list(self._writers):
+            writer.close()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._server.wait_closed()
 
@@ -67,6 +67,7 @@ class ScriptedServer:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        self._writers.add(writer)
         try:
             raw = await reader.readuntil(b"\r\n\r\n")
             request_line, *lines = raw.decode("latin-1").split("\r\n")
@@ -82,6 +83,7 @@ class ScriptedServer:
             pass
         finally:
             self._tasks.discard(task)
+            self._writers.discard(writer)
             writer.close()
             with contextlib.suppress(ConnectionError):
                 await writer.wait_closed()
