@@ -9,24 +9,43 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
+from bot.actions import ApprovedActions
+from bot.conversation import Conversations
 from bot.errors import StartupError, StoreBusyError
+from bot.notifications import Notifiers
 from bot.service import Bot
 from bot.settings import Settings
+from graphs.agent.context import AgentContext, AgentLimits
+from graphs.agent.graph import build_agent_graph
+from graphs.agent.state import checkpoint_types
 from graphs.ingest.context import IngestContext, IngestLimits
-from graphs.ingest.graph import build_ingest_graph
+from graphs.ingest.graph import build_ingest_graph, ingest
+from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.ingest.url_fetch import FetchLimits, SafeFetcher
 from graphs.ingest.url_safety import Address
+from graphs.llm.offline import OfflineModel
+from graphs.llm.openai_compat import OpenAICompatibleModel
+from graphs.llm.pricing import DEFAULT_PRICES, ModelPrice, parse_price_table, price_for
+from graphs.llm.types import ChatModel
 from graphs.retrieval import Retriever
+from storage.approvals import ApprovalRepository
+from storage.budget import BudgetLedger
+from storage.checkpoints import open_checkpointer
 from storage.data_lock import DataDirBusyError, DataDirLock
 from storage.database import Database, DatabaseError
 from storage.documents import DocumentRepository
 from storage.edge_store import EdgeVectorStore
 from storage.embeddings import Embedder, LexicalEncoder
+from storage.incidents import IncidentRepository
+from storage.invites import InviteRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
 from storage.originals import OriginalStore
 from storage.server_store import ServerVectorStore
+from storage.turns import TurnRepository
 from storage.users import UserRepository
 from storage.vectors import VectorStore, VectorStoreError
 
@@ -88,9 +107,10 @@ async def open_lore(
             )
         )
         documents = DocumentRepository(database)
+        originals = OriginalStore(settings.uploads_dir)
         context = IngestContext(
             documents=documents,
-            originals=OriginalStore(settings.uploads_dir),
+            originals=originals,
             index=index,
             embedder=embedder,
             lexical=lexical,
@@ -102,20 +122,74 @@ async def open_lore(
                 overlap_tokens=settings.chunk_overlap_tokens,
             ),
         )
+        retriever = Retriever(
+            index=index,
+            documents=documents,
+            embedder=embedder,
+            lexical=lexical if settings.search_mode == "hybrid" else None,
+        )
+        ingest_graph = build_ingest_graph()
+        users = UserRepository(database)
+        notifiers = Notifiers()
+        model, price = await _model(settings, stack)
+        checkpointer = await stack.enter_async_context(
+            open_checkpointer(settings.checkpoint_path, checkpoint_types())
+        )
+        turns, budget = TurnRepository(database), BudgetLedger(database)
+        limits = _agent_limits(settings)
+
+        async def ingest_shared(request: IngestRequest) -> IngestResult:
+            return await ingest(ingest_graph, request, context)
+
+        actions = ApprovedActions(
+            users=users,
+            documents=documents,
+            originals=originals,
+            notifiers=notifiers,
+            owners=settings.owner_identities,
+            ingest=ingest_shared,
+        )
+        agent_context = AgentContext(
+            model=model,
+            price=price,
+            retriever=retriever,
+            documents=documents,
+            approvals=ApprovalRepository(database),
+            incidents=IncidentRepository(database),
+            turns=turns,
+            budget=budget,
+            actions=actions,
+            limits=limits,
+            clock=_utc_now,
+        )
+        conversations = Conversations(
+            graph=build_agent_graph(checkpointer),
+            context=agent_context,
+            users=users,
+            invites=InviteRepository(database),
+            approvals=agent_context.approvals,
+            incidents=agent_context.incidents,
+            notifiers=notifiers,
+            owners=settings.owner_identities,
+            clock=_utc_now,
+        )
         bot = Bot(
-            users=UserRepository(database),
+            users=users,
             documents=documents,
             index=index,
-            retriever=Retriever(
-                index=index,
-                documents=documents,
-                embedder=embedder,
-                lexical=lexical if settings.search_mode == "hybrid" else None,
-            ),
-            ingest_graph=build_ingest_graph(),
+            retriever=retriever,
+            ingest_graph=ingest_graph,
             ingest_context=context,
             embedding_model=settings.embedding_model,
             vector_engine="qdrant server" if settings.qdrant_url else "embedded qdrant-edge",
+            conversations=conversations,
+            notifiers=notifiers,
+            turns=turns,
+            budget=budget,
+            budget_cap_usd=settings.daily_budget_usd,
+            budget_day=lambda: (
+                _utc_now().astimezone(ZoneInfo(settings.budget_timezone)).strftime("%Y-%m-%d")
+            ),
         )
         logger.info(
             "Lore core ready (data: %s, vectors: %s, model: %s)",
@@ -131,6 +205,47 @@ async def open_lore(
             vector_store=store,
             embedder=embedder,
         )
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _agent_limits(settings: Settings) -> AgentLimits:
+    return AgentLimits(
+        daily_budget_micros=round(settings.daily_budget_usd * 1_000_000),
+        budget_timezone=settings.budget_timezone,
+        rate_limit_turns=settings.rate_limit_turns,
+        rate_limit_window=timedelta(minutes=settings.rate_limit_minutes),
+        max_message_chars=settings.max_message_chars,
+        max_answer_tokens=settings.max_answer_tokens,
+        approval_ttl=timedelta(hours=settings.approval_ttl_hours),
+    )
+
+
+# Charged for a model missing from the price table: high on purpose, so the cap still holds.
+UNKNOWN_MODEL_PRICE = ModelPrice(10.0, 10.0, 30.0)
+FREE = ModelPrice(0.0, 0.0, 0.0)
+
+
+async def _model(settings: Settings, stack: AsyncExitStack) -> tuple[ChatModel, ModelPrice]:
+    """The configured OpenAI-compatible model and its price, or the offline answerer."""
+    if not settings.llm_base_url:
+        return OfflineModel(), FREE
+    try:
+        table = {**DEFAULT_PRICES, **parse_price_table(settings.llm_prices)}
+    except ValueError as exc:
+        raise StartupError(f"LLM_PRICES: {exc}") from exc
+    api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    model = await stack.enter_async_context(
+        OpenAICompatibleModel(
+            base_url=settings.llm_base_url,
+            api_key=api_key,
+            model=settings.llm_model,
+            read_timeout=settings.llm_timeout_seconds,
+        )
+    )
+    return model, price_for(settings.llm_model, table, UNKNOWN_MODEL_PRICE)
 
 
 def _vector_store(settings: Settings) -> VectorStore:

@@ -1,29 +1,47 @@
-"""The `Bot` service: the one platform-free API every edge (CLI, chat adapters, jobs) calls."""
+"""The `Bot` service: the one platform-free API every edge (CLI, chat adapters, jobs) calls.
+
+Knowledge (ingest, search, repair) is implemented here; conversations, approvals and
+invites are delegated to `bot.conversation.Conversations`.
+"""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.conversation import Conversations, DecisionResult
 from bot.errors import IngestRefusedError
+from bot.events import ChatRef, Identity, TurnEvent
+from bot.notifications import Notifier, Notifiers
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
 from graphs.ingest.graph import IngestGraph, ingest
 from graphs.ingest.repair import RepairReport, repair_index
 from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage, Retriever
+from storage.budget import BudgetLedger
 from storage.documents import Collection, DocumentRepository
 from storage.ids import UserId
 from storage.knowledge_index import KnowledgeIndex
+from storage.turns import TurnRepository, UnansweredQuestion
 from storage.users import Role, User, UserRepository
 
-__all__ = ["Bot", "Stats"]
+__all__ = ["Bot", "BudgetReport", "Stats"]
 
 logger = logging.getLogger(__name__)
 
 CONSOLE_PLATFORM = "console"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetReport:
+    """Today's spending against the daily cap."""
+
+    day: str
+    spent_usd: float
+    cap_usd: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +73,12 @@ class Bot:
         ingest_context: IngestContext,
         embedding_model: str,
         vector_engine: str,
+        conversations: Conversations | None = None,
+        notifiers: Notifiers | None = None,
+        turns: TurnRepository | None = None,
+        budget: BudgetLedger | None = None,
+        budget_cap_usd: float = 0.0,
+        budget_day: Callable[[], str] | None = None,
     ) -> None:
         self._users = users
         self._documents = documents
@@ -64,6 +88,49 @@ class Bot:
         self._ingest_context = ingest_context
         self._embedding_model = embedding_model
         self._vector_engine = vector_engine
+        self._conversations = conversations
+        self._notifiers = notifiers or Notifiers()
+        self._turns = turns
+        self._budget = budget
+        self._budget_cap_usd = budget_cap_usd
+        self._budget_day = budget_day
+
+    @property
+    def conversations(self) -> Conversations:
+        """Chat turns, approvals and invites (present whenever the agent is configured)."""
+        if self._conversations is None:
+            raise RuntimeError("This Bot was built without the agent")
+        return self._conversations
+
+    def register_notifier(self, platform: str, notifier: Notifier) -> None:
+        """An edge announces how to reach people on its platform."""
+        self._notifiers.register(platform, notifier)
+
+    def handle_message(
+        self, identity: Identity, chat: ChatRef, text: str
+    ) -> AsyncIterator[TurnEvent]:
+        """Answer one message; stream its turn events."""
+        return self.conversations.handle_message(identity, chat, text)
+
+    async def decide_approval(
+        self, identity: Identity, approval_id: str, *, approve: bool
+    ) -> DecisionResult:
+        """An owner's Approve / Reject tap."""
+        return await self.conversations.decide_approval(identity, approval_id, approve=approve)
+
+    async def budget_report(self) -> BudgetReport:
+        """Today's spend against the cap."""
+        if self._budget is None or self._budget_day is None:
+            raise RuntimeError("This Bot was built without a budget")
+        day = self._budget_day()
+        spent = await self._budget.spent(day)
+        return BudgetReport(day, spent / 1_000_000, self._budget_cap_usd)
+
+    async def unanswered(self, *, limit: int = 20) -> list[UnansweredQuestion]:
+        """Questions the knowledge could not answer, newest last."""
+        if self._turns is None:
+            raise RuntimeError("This Bot was built without a turn log")
+        return await self._turns.unanswered(limit=limit)
 
     async def console_user(self, name: str, *, role: Role = Role.MEMBER) -> User:
         """The user behind a local (CLI / terminal) name, registered on first use."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Literal, Self
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,9 +63,32 @@ class Settings(BaseSettings):
         description="Markdown folder `lore run` loads as the shared sample knowledge base.",
     )
 
+    owners: str = Field(
+        default="console:owner",
+        description="Owner identities as platform:user_id, comma-separated.",
+    )
+    daily_budget_usd: Annotated[float, Field(ge=0, le=10_000)] = 1.0
+    budget_timezone: str = Field(default="UTC", description="Budget days roll over here.")
+    llm_base_url: str | None = Field(
+        default=None, description="An OpenAI-compatible endpoint; unset = offline answerer."
+    )
+    llm_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_prices: str = Field(
+        default="", description="model=input/cached/output dollars per million tokens, ..."
+    )
+    llm_timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 60.0
+    max_answer_tokens: Annotated[int, Field(ge=64, le=32_000)] = 800
+    rate_limit_turns: Annotated[int, Field(ge=1, le=10_000)] = 20
+    rate_limit_minutes: Annotated[int, Field(ge=1, le=1440)] = 10
+    max_message_chars: Annotated[int, Field(ge=100, le=100_000)] = 4000
+    approval_ttl_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 24.0
+
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
 
-    @field_validator("sample_docs_dir", "models_dir_override", "qdrant_url", mode="before")
+    @field_validator(
+        "sample_docs_dir", "models_dir_override", "qdrant_url", "llm_base_url", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -78,6 +102,35 @@ class Settings(BaseSettings):
             )
             raise ValueError(msg)
         return self
+
+    @field_validator("budget_timezone")
+    @classmethod
+    def _known_timezone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r} (use e.g. Europe/Berlin)") from None
+        return value
+
+    @field_validator("owners")
+    @classmethod
+    def _owner_pairs(cls, value: str) -> str:
+        for entry in filter(None, (part.strip() for part in value.split(","))):
+            platform, _, user = entry.partition(":")
+            if not platform or not user:
+                raise ValueError(f"{entry!r} is not platform:user_id")
+        return value
+
+    @property
+    def owner_identities(self) -> frozenset[tuple[str, str]]:
+        """(platform, platform user id) pairs of the owners."""
+        pairs = (part.strip().partition(":") for part in self.owners.split(","))
+        return frozenset((platform, user) for platform, _, user in pairs if platform and user)
+
+    @property
+    def checkpoint_path(self) -> Path:
+        """LangGraph's checkpoints (paused turns survive restarts here)."""
+        return self.data_dir / "checkpoints.sqlite3"
 
     @property
     def qdrant_dir(self) -> Path:

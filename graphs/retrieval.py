@@ -115,7 +115,8 @@ class Retriever:
         if sparse is None:
             points = await search(None, limit)
             return points, {point.id: point.score for point in points}
-        fused, dense_only = await asyncio.gather(search(sparse, limit), search(None, limit))
+        # A wider dense search, so that most fused hits get their cosine too.
+        fused, dense_only = await asyncio.gather(search(sparse, limit), search(None, 4 * limit))
         return fused, {point.id: point.score for point in dense_only}
 
     async def _hydrate(

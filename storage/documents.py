@@ -236,6 +236,13 @@ class DocumentRepository:
         )
         return [_document(row) for row in rows]
 
+    async def document_text(self, document_id: DocumentId) -> str:
+        """A document's text as stored in its chunks, in order (overlaps included)."""
+        rows = await self._db.fetch_all(
+            "SELECT text FROM chunks WHERE document_id = ? ORDER BY chunk_index", (document_id,)
+        )
+        return "\n\n".join(row["text"] for row in rows)
+
     async def chunk_hashes(self, document_id: DocumentId) -> dict[ChunkHash, str]:
         """Map each chunk hash of a document to its vector status."""
         rows = await self._db.fetch_all(

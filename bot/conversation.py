@@ -1,0 +1,260 @@
+"""Conversations: a message from an identity becomes an agent turn; an owner's tap resumes a paused
+turn. Identity (owners from settings, members by invite) is resolved here, before any model
+call, and the acting `user_id` always comes from it."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import defaultdict
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.events import (
+    ApprovalPending,
+    ChatRef,
+    Identity,
+    RefusalEvent,
+    TurnDone,
+    TurnEvent,
+)
+from bot.notifications import Notifiers
+from graphs.agent.context import AgentContext
+from graphs.agent.graph import (
+    AgentGraph,
+    approval_thread_id,
+    is_waiting,
+    resume_turn,
+    run_turn,
+    start_approval_wait,
+    thread_id_of,
+)
+from graphs.agent.state import AgentState, TurnInput, TurnUsage
+from graphs.llm.types import ChatMessage, ToolCall
+from storage.approvals import Approval, ApprovalRepository
+from storage.ids import ApprovalId
+from storage.incidents import IncidentRepository
+from storage.invites import Invite, InviteRepository
+from storage.users import Role, User, UserRepository
+
+__all__ = ["NOT_INVITED", "Conversations", "DecisionResult"]
+
+logger = logging.getLogger(__name__)
+
+NOT_INVITED = (
+    "Hi! I only talk with people the owner has invited. "
+    "Ask the owner for an invite link, then open it to start."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionResult:
+    """What an owner's tap did: `decided`, `already_decided`, `expired`, `unknown`, `not_owner`."""
+
+    outcome: str
+    approval: Approval | None = None
+    decided_by: str | None = None
+
+
+class Conversations:
+    """Turns for known people; approvals for owners; invites for newcomers."""
+
+    def __init__(
+        self,
+        *,
+        graph: AgentGraph,
+        context: AgentContext,
+        users: UserRepository,
+        invites: InviteRepository,
+        approvals: ApprovalRepository,
+        incidents: IncidentRepository,
+        notifiers: Notifiers,
+        owners: frozenset[tuple[str, str]],
+        clock: Callable[[], datetime],
+    ) -> None:
+        self._graph = graph
+        self._context = context
+        self._users = users
+        self._invites = invites
+        self._approvals = approvals
+        self._incidents = incidents
+        self._notifiers = notifiers
+        self._owners = owners
+        self._clock = clock
+        self._thread_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    async def user_for(self, identity: Identity) -> User | None:
+        """The registered user behind an identity; owners from settings register on first use."""
+        user = await self._users.by_identity(identity.platform, identity.platform_user_id)
+        if user is None and (identity.platform, identity.platform_user_id) in self._owners:
+            user = await self._users.register(
+                identity.platform, identity.platform_user_id, identity.display_name, Role.OWNER
+            )
+        return user
+
+    async def handle_message(
+        self, identity: Identity, chat: ChatRef, text: str
+    ) -> AsyncIterator[TurnEvent]:
+        """Answer one message, streaming the turn's events."""
+        user = await self.user_for(identity)
+        if user is None:
+            await self._incidents.record_guard(
+                guard="unknown_user",
+                reason="identity not registered",
+                platform=chat.platform,
+                chat_id=chat.chat_id,
+                now=self._clock(),
+            )
+            yield RefusalEvent("unknown_user", NOT_INVITED)
+            yield TurnDone(turn_id="", outcome="refused", answer=NOT_INVITED)
+            return
+        turn = TurnInput(
+            turn_id=uuid.uuid4().hex,
+            user_id=user.id,
+            role=user.role.value,
+            platform=chat.platform,
+            chat_id=chat.chat_id,
+            is_group=chat.is_group,
+            text=text,
+            timezone=user.timezone or "UTC",
+            received_at=self._clock().isoformat(),
+        )
+        requested: list[str] = []
+        async with self._thread_locks[thread_id_of(turn)]:
+            async for event in run_turn(self._graph, turn, self._context):
+                if isinstance(event, ApprovalPending):
+                    requested.append(event.approval_id)
+                    await self._ask_owners(event, user)
+                yield event
+        for approval_id in requested:
+            await self._start_wait(approval_id)
+
+    async def _start_wait(self, approval_id: str) -> None:
+        """Open the approval thread, which pauses (checkpointed) until an owner decides."""
+        approval = await self._approvals.get(ApprovalId(approval_id))
+        if approval is None or await is_waiting(self._graph, approval_id):
+            return
+        async for _ in start_approval_wait(
+            self._graph, approval_seed(approval, self._clock()), approval_id, self._context
+        ):
+            pass  # the thread stops at its interrupt before it emits anything
+
+    async def recover_approvals(self) -> int:
+        """At start: give every pending request whose wait never began (a crash) its thread."""
+        started = 0
+        for approval in await self._approvals.pending(now=self._clock()):
+            if not await is_waiting(self._graph, approval.id):
+                await self._start_wait(approval.id)
+                started += 1
+        return started
+
+    async def _ask_owners(self, request: ApprovalPending, requester: User) -> None:
+        for platform, owner_id in sorted(self._owners):
+            notifier = self._notifiers.for_platform(platform)
+            if notifier is not None:
+                await notifier.ask_owner(owner_id, request)
+        logger.info("Approval %s requested by user %s", request.approval_id, requester.id)
+
+    async def decide_approval(
+        self, identity: Identity, approval_id: str, *, approve: bool
+    ) -> DecisionResult:
+        """An owner's tap. Only owners decide; the first decision wins; the paused turn resumes
+        here (in whatever process runs now) and its outcome goes to the requester's chat."""
+        decider = await self.user_for(identity)
+        if decider is None or decider.role is not Role.OWNER:
+            return DecisionResult("not_owner")
+        decision = await self._approvals.decide(
+            ApprovalId(approval_id), decider.id, approve, self._clock()
+        )
+        if decision.outcome != "decided" or decision.record is None:
+            return DecisionResult(decision.outcome, decision.record)
+        await self._resume(decision.record, {"approved": approve, "decided_by": decider.id})
+        return DecisionResult("decided", decision.record, decider.display_name)
+
+    async def expire_approvals(self) -> list[Approval]:
+        """Auto-reject requests past their deadline; tell the requesters."""
+        expired = await self._approvals.expire_due(self._clock())
+        for approval in expired:
+            await self._resume(approval, {"approved": False, "expired": True})
+        return expired
+
+    async def _resume(self, approval: Approval, decision: Mapping[str, Any]) -> None:
+        if not await is_waiting(self._graph, approval.id):
+            await self._start_wait(approval.id)
+        async with self._thread_locks[approval_thread_id(approval.id)]:
+            events = [
+                event
+                async for event in resume_turn(self._graph, approval.id, decision, self._context)
+            ]
+        notifier = self._notifiers.for_platform(approval.platform)
+        if notifier is not None:
+            await notifier.deliver(approval.chat_id, events)
+
+    async def pending_approvals(self) -> list[Approval]:
+        """Requests still waiting for an owner."""
+        return await self._approvals.pending(now=self._clock())
+
+    async def create_invite(self, owner: Identity, *, days: float = 7.0) -> Invite | None:
+        """A new member invite, for owners only."""
+        user = await self.user_for(owner)
+        if user is None or user.role is not Role.OWNER:
+            return None
+        return await self._invites.create(
+            user.id, Role.MEMBER, now=self._clock(), ttl=timedelta(days=days)
+        )
+
+    async def redeem_invite(self, identity: Identity, code: str) -> User | None:
+        """Register a newcomer with an invite code; None if the code is unknown, used or old."""
+        existing = await self.user_for(identity)
+        if existing is not None:
+            return existing
+        return await self._invites.register_with_invite(
+            code,
+            platform=identity.platform,
+            platform_user_id=identity.platform_user_id,
+            display_name=identity.display_name,
+            now=self._clock(),
+        )
+
+
+def approval_seed(approval: Approval, now: datetime) -> AgentState:
+    """The starting state of an approval thread, built from the stored request alone.
+
+    The continuation answers as if in a group chat (shared knowledge only): the stored
+    request does not say where the chat was, so it fails closed.
+    """
+    call = ToolCall(f"approval-{approval.id}", approval.tool_name, approval.arguments_json)
+    chat_id = approval.thread_id.rsplit(":", 2)[1]
+    turn = TurnInput(
+        turn_id=f"approval-{approval.id}",
+        user_id=approval.requester_user_id,
+        role=Role.MEMBER.value,
+        platform=approval.platform,
+        chat_id=approval.chat_id or chat_id,
+        is_group=True,
+        text=approval.summary,
+        timezone="UTC",
+        received_at=now.isoformat(),
+    )
+    return {
+        "turn": turn,
+        "resume_from_approval": True,
+        "messages": [
+            ChatMessage("user", approval.summary),
+            ChatMessage("assistant", "", (call,)),
+        ],
+        "pending_calls": [call],
+        "approval_id": approval.id,
+        "passages": {},
+        "tool_rounds": 1,
+        "tools_used": [],
+        "usage": TurnUsage(),
+        "node_ms": {},
+        "refusal": None,
+        "error": None,
+        "answer": "",
+        "finish_reason": "",
+    }

@@ -1,0 +1,65 @@
+"""What the agent graph's nodes work with, handed in at run time; never part of a checkpoint."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from graphs.llm.pricing import ModelPrice
+from graphs.llm.types import ChatModel
+from graphs.retrieval import Retriever
+from storage.approvals import ApprovalRepository
+from storage.budget import BudgetLedger
+from storage.documents import DocumentRepository
+from storage.incidents import IncidentRepository
+from storage.turns import TurnRepository
+
+__all__ = ["AgentContext", "AgentLimits", "HighRiskActions"]
+
+
+class HighRiskActions(Protocol):
+    """The irreversible things high-risk tools do; the `Bot` service implements them."""
+
+    async def send_to_owner(self, requester_user_id: str, message: str) -> str:
+        """Deliver a member's message to the owner; return a short delivery note."""
+
+    async def share_document(self, requester_user_id: str, document_id: str) -> str:
+        """Publish one of the requester's private documents as shared; return its title."""
+
+
+@dataclass(frozen=True, slots=True)
+class AgentLimits:
+    """Caps that keep a turn bounded; defaults from settings."""
+
+    daily_budget_micros: int
+    budget_timezone: str = "UTC"
+    rate_limit_turns: int = 20
+    rate_limit_window: timedelta = timedelta(minutes=10)
+    max_message_chars: int = 4000
+    max_thread_turns: int = 200
+    max_tool_rounds: int = 3
+    tool_timeout_seconds: float = 20.0
+    max_answer_tokens: int = 800
+    history_messages: int = 12
+    approval_ttl: timedelta = timedelta(hours=24)
+    pinned_token_budget: int = 1500
+    search_limit: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """The agent's dependencies, built once by the composition root."""
+
+    model: ChatModel
+    price: ModelPrice
+    retriever: Retriever
+    documents: DocumentRepository
+    approvals: ApprovalRepository
+    incidents: IncidentRepository
+    turns: TurnRepository
+    budget: BudgetLedger
+    actions: HighRiskActions
+    limits: AgentLimits
+    clock: Callable[[], datetime]

@@ -1,0 +1,118 @@
+"""The agent graph, built by a factory with an injected checkpointer, and the ways to drive it.
+
+A chat thread (one per platform, chat and user): guard_input -> refuse | generate;
+generate -> execute_tools -> generate (at most N rounds); generate -> verify; and
+generate -> request_approval -> verify, which ends the turn with "waiting for the owner".
+An approval thread (one per request, `approval:{id}`) starts at await_approval, which
+interrupt()s until the owner decides (the pause is checkpointed), then runs the tool at
+most once -> generate -> verify. Keeping the wait in its own thread lets the person go
+on chatting while the owner takes their time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping
+from typing import Any, Literal
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Command
+
+from graphs.agent import nodes
+from graphs.agent.context import AgentContext
+from graphs.agent.events import TurnEvent
+from graphs.agent.state import AgentState, TurnInput
+
+__all__ = [
+    "AgentGraph",
+    "approval_thread_id",
+    "build_agent_graph",
+    "is_waiting",
+    "resume_turn",
+    "run_turn",
+    "start_approval_wait",
+    "thread_id_of",
+]
+
+AgentGraph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
+EVENT_TYPES = TurnEvent.__args__
+
+
+def _entry(state: AgentState) -> Literal["await_approval", "guard_input"]:
+    """An approval thread starts by waiting for the owner; a chat thread starts at the guard."""
+    return "await_approval" if state.get("resume_from_approval") else "guard_input"
+
+
+def _after_request(state: AgentState) -> Literal["verify", "generate"]:
+    return "verify" if state.get("approval_id") else "generate"
+
+
+def build_agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> AgentGraph:
+    """Compile the agent graph with its checkpointer."""
+    builder = StateGraph(AgentState, context_schema=AgentContext)
+    builder.add_node("guard_input", nodes.guard_input)
+    builder.add_node("refuse", nodes.refuse)
+    builder.add_node("generate", nodes.generate)
+    builder.add_node("execute_tools", nodes.execute_tools)
+    builder.add_node("request_approval", nodes.request_approval)
+    builder.add_node("await_approval", nodes.await_approval)
+    builder.add_node("verify", nodes.verify)
+    builder.add_conditional_edges(START, _entry)
+    builder.add_conditional_edges("guard_input", nodes.route_after_guard)
+    builder.add_conditional_edges("generate", nodes.route_after_generate)
+    builder.add_edge("execute_tools", "generate")
+    builder.add_conditional_edges("request_approval", _after_request)
+    builder.add_edge("await_approval", "generate")
+    builder.add_edge("refuse", END)
+    builder.add_edge("verify", END)
+    return builder.compile(checkpointer=checkpointer, name="agent")
+
+
+def thread_id_of(turn: TurnInput) -> str:
+    """One conversation per platform, chat and user."""
+    return f"{turn.platform}:{turn.chat_id}:{turn.user_id}"
+
+
+async def _events(
+    graph: AgentGraph, payload: Any, thread_id: str, context: AgentContext
+) -> AsyncIterator[TurnEvent]:
+    config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
+    async for event in graph.astream(payload, config, context=context, stream_mode="custom"):
+        if isinstance(event, EVENT_TYPES):
+            yield event
+
+
+def approval_thread_id(approval_id: str) -> str:
+    """The thread in which one approval request waits."""
+    return f"approval:{approval_id}"
+
+
+def start_approval_wait(
+    graph: AgentGraph, seed: AgentState, approval_id: str, context: AgentContext
+) -> AsyncIterator[TurnEvent]:
+    """Start the approval thread; it runs to its interrupt and stops there."""
+    return _events(graph, seed, approval_thread_id(approval_id), context)
+
+
+async def is_waiting(graph: AgentGraph, approval_id: str) -> bool:
+    """Whether an approval thread exists and is paused for a decision."""
+    config: RunnableConfig = {"configurable": {"thread_id": approval_thread_id(approval_id)}}
+    snapshot = await graph.aget_state(config)
+    return bool(snapshot.interrupts)
+
+
+def run_turn(graph: AgentGraph, turn: TurnInput, context: AgentContext) -> AsyncIterator[TurnEvent]:
+    """Stream one turn's events."""
+    return _events(graph, {"turn": turn}, thread_id_of(turn), context)
+
+
+def resume_turn(
+    graph: AgentGraph,
+    approval_id: str,
+    decision: Mapping[str, Any],
+    context: AgentContext,
+) -> AsyncIterator[TurnEvent]:
+    """Resume an approval thread with the owner's decision; stream what follows."""
+    return _events(graph, Command(resume=dict(decision)), approval_thread_id(approval_id), context)

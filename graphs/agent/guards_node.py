@@ -1,0 +1,112 @@
+"""The checks `guard_input` makes before any model token: size, budget, rate, thread length,
+and the deterministic content guards. The first one that fires refuses the turn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from graphs.agent.context import AgentContext
+from graphs.agent.state import TurnInput
+from graphs.guards import check_input
+from graphs.llm.types import ChatMessage
+from storage.budget import BudgetUnavailableError
+
+__all__ = ["GuardRefusal", "first_refusal"]
+
+
+@dataclass(frozen=True, slots=True)
+class GuardRefusal:
+    """A refusal: a stable code, a log-safe detail (never the message), a polite message."""
+
+    reason: str
+    detail: str
+    message: str
+
+
+async def first_refusal(
+    ctx: AgentContext, turn: TurnInput, history: Sequence[ChatMessage], day: str
+) -> GuardRefusal | None:
+    """The first check that refuses this turn, or None (cheapest checks first)."""
+    for check in (_too_long, _budget, _rate, _thread, _content):
+        refusal = await check(ctx, turn, history, day)
+        if refusal is not None:
+            return refusal
+    return None
+
+
+async def _too_long(
+    ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
+) -> GuardRefusal | None:
+    limit = ctx.limits.max_message_chars
+    if len(turn.text) <= limit:
+        return None
+    return GuardRefusal(
+        "message_too_long",
+        f"{len(turn.text)} characters",
+        f"That message is too long for me ({len(turn.text)} characters; the limit is "
+        f"{limit}). Could you shorten it, or send it as a file?",
+    )
+
+
+async def _budget(
+    ctx: AgentContext, _turn: TurnInput, _history: Sequence[ChatMessage], day: str
+) -> GuardRefusal | None:
+    try:
+        remaining = await ctx.budget.remaining(day, ctx.limits.daily_budget_micros)
+    except BudgetUnavailableError:
+        return GuardRefusal(
+            "budget_unavailable",
+            "ledger unreadable",
+            "I can't check today's budget right now, so I won't answer. Sorry!",
+        )
+    if remaining > 0:
+        return None
+    return GuardRefusal(
+        "budget_spent",
+        f"day {day}",
+        "Today's budget for answers is used up. Please try again tomorrow.",
+    )
+
+
+async def _rate(
+    ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
+) -> GuardRefusal | None:
+    limits = ctx.limits
+    since = ctx.clock() - limits.rate_limit_window
+    recent = await ctx.turns.for_user(turn.user_id, since=since, limit=limits.rate_limit_turns)
+    if len(recent) < limits.rate_limit_turns:
+        return None
+    minutes = int(limits.rate_limit_window.total_seconds() // 60)
+    return GuardRefusal(
+        "rate_limited",
+        f"{len(recent)} turns in {minutes} min",
+        f"You've sent a lot of questions in the last {minutes} minutes. "
+        "Please wait a little and ask again.",
+    )
+
+
+async def _thread(
+    ctx: AgentContext, _turn: TurnInput, history: Sequence[ChatMessage], _day: str
+) -> GuardRefusal | None:
+    user_turns = sum(1 for message in history if message.role == "user")
+    if user_turns < ctx.limits.max_thread_turns:
+        return None
+    return GuardRefusal(
+        "thread_too_long",
+        f"{user_turns} turns",
+        "This conversation has become very long. Send /new to start a fresh one.",
+    )
+
+
+async def _content(
+    _ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
+) -> GuardRefusal | None:
+    verdict = check_input(turn.text)
+    if verdict.allowed:
+        return None
+    return GuardRefusal(
+        verdict.guard or "guard",
+        verdict.reason or "",
+        verdict.user_message or "I can't help with that message.",
+    )

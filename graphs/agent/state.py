@@ -1,0 +1,99 @@
+"""The agent graph's state: the conversation (checkpointed per chat and user), one turn's work."""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, TypedDict
+
+from graphs.llm.types import ChatMessage, ToolCall
+from storage.ids import UserId
+
+__all__ = [
+    "AgentState",
+    "PassageRef",
+    "Refusal",
+    "TurnInput",
+    "TurnUsage",
+    "checkpoint_types",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnInput:
+    """One message from an authenticated person. `user_id` comes from the identity, never the
+    model; `is_group` turns private search off."""
+
+    turn_id: str
+    user_id: UserId
+    role: str
+    platform: str
+    chat_id: str
+    is_group: bool
+    text: str
+    timezone: str
+    received_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a turn was refused, and what the person is told."""
+
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class PassageRef:
+    """A numbered source a tool showed the model this turn."""
+
+    ref: int
+    document_id: str
+    title: str
+    source: str
+    private: bool
+
+
+@dataclass(frozen=True, slots=True)
+class TurnUsage:
+    """What the model calls of one turn consumed."""
+
+    model: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    cost_micros: int = 0
+
+    def plus(self, other: TurnUsage) -> TurnUsage:
+        """The sum of two usages (the model name of the newer one)."""
+        return TurnUsage(
+            other.model or self.model,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.cost_micros + other.cost_micros,
+        )
+
+
+class AgentState(TypedDict, total=False):
+    """Conversation history accumulates; everything else is reset by `guard_input` each turn."""
+
+    messages: Annotated[list[ChatMessage], operator.add]
+    turn: TurnInput
+    resume_from_approval: bool
+    refusal: Refusal | None
+    error: str | None
+    tool_rounds: int
+    passages: dict[int, PassageRef]
+    pending_calls: list[ToolCall]
+    approval_id: str | None
+    answer: str
+    finish_reason: str
+    tools_used: list[str]
+    usage: TurnUsage
+    node_ms: dict[str, int]
+
+
+def checkpoint_types() -> tuple[type, ...]:
+    """The classes the checkpointer may revive (an explicit allowlist, nothing else)."""
+    return (ChatMessage, ToolCall, TurnInput, Refusal, PassageRef, TurnUsage)

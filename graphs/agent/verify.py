@@ -1,0 +1,182 @@
+"""The end of every turn: keep only citations that name stored documents (invariant 5), turn an
+unsupported answer into a refusal, record unanswered questions and grounding risks, book the
+turn in `turn_log`, and stream the final events."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import datetime
+
+from langgraph.runtime import Runtime
+
+from graphs.agent.context import AgentContext
+from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
+from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
+from storage.ids import DocumentId, TurnId
+from storage.incidents import CitationEventKind
+from storage.turns import TurnOutcome, TurnRecord
+
+__all__ = ["NO_SOURCE", "cited_refs", "finish_turn", "log_turn"]
+
+CITATION = re.compile(r"\[(\d{1,3})\]")
+SEARCH_TOOLS = frozenset({"search_knowledge", "search_private", "get_entry"})
+NO_SOURCE = (
+    "I couldn't find a source for that in the knowledge base, so I won't answer from memory."
+)
+GROUNDING_RISK_CHARS = 300
+
+
+def cited_refs(answer: str) -> list[int]:
+    """The citation numbers in an answer, first mention first, each once."""
+    seen: list[int] = []
+    for match in CITATION.finditer(answer):
+        number = int(match.group(1))
+        if number not in seen:
+            seen.append(number)
+    return seen
+
+
+async def _valid_citations(
+    ctx: AgentContext, state: AgentState, answer: str
+) -> tuple[list[PassageRef], list[int]]:
+    passages = state.get("passages", {})
+    valid: list[PassageRef] = []
+    dropped: list[int] = []
+    for number in cited_refs(answer):
+        ref = passages.get(number)
+        stored = ref is not None and await ctx.documents.get(DocumentId(ref.document_id))
+        if ref is not None and stored:
+            valid.append(ref)
+        else:
+            dropped.append(number)
+    return valid, dropped
+
+
+def _strip(answer: str, dropped: list[int]) -> str:
+    if not dropped:
+        return answer
+    gone = {str(number) for number in dropped}
+    cleaned = CITATION.sub(lambda m: "" if m.group(1) in gone else m.group(0), answer)
+    return re.sub(r"[ \t]+([.,;:!?])", r"\1", cleaned).strip()
+
+
+def _elapsed_ms(state: AgentState, now: datetime) -> int:
+    received = datetime.fromisoformat(state["turn"].received_at)
+    return max(0, int((now - received).total_seconds() * 1000))
+
+
+async def log_turn(
+    state: AgentState, runtime: Runtime[AgentContext], *, outcome: TurnOutcome, answer: str
+) -> None:
+    """Write (or update) this turn's row in `turn_log`."""
+    ctx, turn = runtime.context, state["turn"]
+    usage = state.get("usage") or TurnUsage()
+    now = ctx.clock()
+    await ctx.turns.log(
+        TurnRecord(
+            id=TurnId(turn.turn_id),
+            thread_id=f"{turn.platform}:{turn.chat_id}:{turn.user_id}",
+            user_id=turn.user_id,
+            chat_id=turn.chat_id,
+            platform=turn.platform,
+            outcome=outcome,
+            model=usage.model,
+            question=turn.text,
+            answer=answer,
+            created_at=datetime.fromisoformat(turn.received_at),
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+            cost_micros=usage.cost_micros,
+            latency_ms=_elapsed_ms(state, now),
+            node_latency_ms=dict(state.get("node_ms", {})),
+        )
+    )
+
+
+async def _judge(
+    ctx: AgentContext, state: AgentState, answer: str
+) -> tuple[str, list[PassageRef], bool]:
+    """The answer to show, its valid citations, and whether it counts as unanswered."""
+    turn = state["turn"]
+    valid, dropped = await _valid_citations(ctx, state, answer)
+    for number in dropped:
+        await ctx.incidents.record_citation_event(
+            TurnId(turn.turn_id),
+            CitationEventKind.DROPPED_CITATION,
+            f"[{number}] names no stored source",
+        )
+    answer = _strip(answer, dropped)
+    searched = bool(SEARCH_TOOLS & set(state.get("tools_used", [])))
+    if state.get("finish_reason") == "refusal":
+        return answer, [], True
+    if searched and not valid:
+        return NO_SOURCE, [], True
+    if not searched and not valid and len(answer) > GROUNDING_RISK_CHARS:
+        await ctx.incidents.record_citation_event(
+            TurnId(turn.turn_id),
+            CitationEventKind.GROUNDING_RISK,
+            f"{len(answer)} characters, no citation, no tool result",
+        )
+    return answer, valid, False
+
+
+async def finish_turn(
+    state: AgentState,
+    runtime: Runtime[AgentContext],
+    *,
+    outcome: TurnOutcome | None = None,
+    refusal: Refusal | None = None,
+) -> str:
+    """Decide the final answer, record it, stream citations and the end; return the answer."""
+    ctx, turn = runtime.context, state["turn"]
+    started = time.perf_counter()
+    citations: list[PassageRef] = []
+    if refusal is not None:
+        runtime.stream_writer(RefusalEvent(refusal.reason, refusal.message))
+        answer, final = refusal.message, outcome or TurnOutcome.REFUSED
+    elif state.get("error"):
+        answer, final = state.get("error") or "", TurnOutcome.ERROR
+        runtime.stream_writer(TurnError(answer))
+    elif state.get("finish_reason") == "awaiting_approval":
+        answer, final = state.get("answer", ""), TurnOutcome.AWAITING_APPROVAL
+    else:
+        answer, citations, unanswered = await _judge(ctx, state, state.get("answer", ""))
+        final = TurnOutcome.REFUSED if unanswered else TurnOutcome.ANSWERED
+        if unanswered:
+            await ctx.turns.record_unanswered(
+                user_id=turn.user_id,
+                chat_id=turn.chat_id,
+                question=turn.text,
+                reason="no supporting source",
+                now=ctx.clock(),
+            )
+            runtime.stream_writer(RefusalEvent("no_source", answer))
+    events = tuple(
+        CitationEvent(ref.ref, ref.document_id, ref.title, ref.source, ref.private)
+        for ref in citations
+    )
+    for event in events:
+        runtime.stream_writer(event)
+    node_ms = dict(state.get("node_ms", {}))
+    node_ms["verify"] = node_ms.get("verify", 0) + int((time.perf_counter() - started) * 1000)
+    final_state: AgentState = {**state, "node_ms": node_ms}
+    await log_turn(final_state, runtime, outcome=final, answer=answer)
+    usage = state.get("usage") or TurnUsage()
+    runtime.stream_writer(
+        TurnDone(
+            turn_id=turn.turn_id,
+            outcome=final.value,
+            answer=answer,
+            citations=events,
+            model=usage.model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            cached_tokens=usage.cached_tokens,
+            cost_usd=usage.cost_micros / 1_000_000,
+            latency_ms=_elapsed_ms(state, ctx.clock()),
+            node_latency_ms=node_ms,
+        )
+    )
+    return answer

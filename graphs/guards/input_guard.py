@@ -1,0 +1,92 @@
+"""Run every content guard over one incoming message and return the first refusal.
+
+`check_input` is what the agent graph's `guard_input` node calls before any model token
+is spent. It normalises the text once and runs the guards cheapest first: payment
+cards, IBANs, prompt injection, clearly off-topic requests. Card and IBAN numbers come
+first because such a message must not be stored whatever else it says. The verdict's
+`reason` names what fired (card brand and last four digits, IBAN country and last four,
+injection rule names and score, off-topic kind) and never the matched text.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from graphs.guards.injection import assess_injection
+from graphs.guards.normalize import NormalizedText, normalize
+from graphs.guards.payment import find_ibans, find_payment_cards
+from graphs.guards.topic import off_topic_kind
+from graphs.guards.verdict import (
+    ALLOWED,
+    GUARD_IBAN,
+    GUARD_OFF_TOPIC,
+    GUARD_PAYMENT_CARD,
+    GUARD_PROMPT_INJECTION,
+    GuardVerdict,
+    refusal,
+)
+
+__all__ = ["MESSAGES", "check_input"]
+
+MESSAGES: Final[dict[str, str]] = {
+    GUARD_PAYMENT_CARD: (
+        "I can't take card numbers \u2014 please remove it and ask again. Nothing was stored."
+    ),
+    GUARD_IBAN: (
+        "I can't take bank account numbers (IBANs) \u2014 please remove it and ask again. "
+        "Nothing was stored."
+    ),
+    GUARD_PROMPT_INJECTION: (
+        "That message looks like it is trying to change my instructions, so I didn't run it. "
+        "Please ask your question directly. Nothing was stored."
+    ),
+    GUARD_OFF_TOPIC: (
+        "I'm a knowledge-base assistant: I answer questions from the saved documents and "
+        "notes, so I can't help with that. Ask me about something in the knowledge base."
+    ),
+}
+
+
+def check_input(text: str) -> GuardVerdict:
+    """Run the content guards on `text`; the first refusal, or `ALLOWED`."""
+    normalized = normalize(text)
+    for guard in (_card_guard, _iban_guard, _injection_guard, _topic_guard):
+        verdict = guard(normalized)
+        if verdict is not None:
+            return verdict
+    return ALLOWED
+
+
+def _card_guard(normalized: NormalizedText) -> GuardVerdict | None:
+    for view in normalized.plain_texts():
+        cards = find_payment_cards(view)
+        if cards:
+            first = cards[0]
+            reason = f"{len(cards)} card number(s), first {first.brand} ending {first.last4}"
+            return refusal(GUARD_PAYMENT_CARD, reason, MESSAGES[GUARD_PAYMENT_CARD])
+    return None
+
+
+def _iban_guard(normalized: NormalizedText) -> GuardVerdict | None:
+    for view in normalized.plain_texts():
+        ibans = find_ibans(view)
+        if ibans:
+            first = ibans[0]
+            reason = f"{len(ibans)} IBAN(s), first {first.country} ending {first.last4}"
+            return refusal(GUARD_IBAN, reason, MESSAGES[GUARD_IBAN])
+    return None
+
+
+def _injection_guard(normalized: NormalizedText) -> GuardVerdict | None:
+    assessment = assess_injection(normalized)
+    if not assessment.is_injection:
+        return None
+    reason = f"score {assessment.score:.2f}: {', '.join(assessment.rules)}"
+    return refusal(GUARD_PROMPT_INJECTION, reason, MESSAGES[GUARD_PROMPT_INJECTION])
+
+
+def _topic_guard(normalized: NormalizedText) -> GuardVerdict | None:
+    kind = off_topic_kind(normalized)
+    if kind is None:
+        return None
+    return refusal(GUARD_OFF_TOPIC, f"clearly off-topic request: {kind}", MESSAGES[GUARD_OFF_TOPIC])

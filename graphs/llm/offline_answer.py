@@ -1,0 +1,284 @@
+"""Extractive answers: read a turn's tool results and quote the best sentences with citations.
+
+Passages below the relevance threshold never reach an answer, nor do passages that hold
+too little of the question's content words (`coverage`, the "near miss" gate); with
+nothing left the answer is a recognisable refusal (`is_refusal`). Otherwise the top
+passages (at most `MAX_PASSAGES`, within `MARGIN` of the best relevance) each give the
+one or two sentences that best match the question (`graphs.llm.offline_quotes`),
+quoted verbatim apart from Markdown markers, with the document title and "[ref]".
+Approval outcomes and tool errors become short confirmations or apologies.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from graphs.llm.offline_quotes import Sentence, content_stems, join_quote, pick_sentences
+from graphs.llm.types import ChatMessage
+
+__all__ = [
+    "MARGIN",
+    "MAX_PASSAGES",
+    "REFUSAL_TEXT",
+    "Answer",
+    "Source",
+    "ToolResults",
+    "coverage",
+    "document_answer",
+    "error_answer",
+    "is_refusal",
+    "outcome_answer",
+    "read_tool_results",
+    "refusal",
+    "search_answer",
+]
+
+#: At most this many passages are quoted in one answer.
+MAX_PASSAGES = 3
+#: A passage is quoted only if its relevance is within this much of the best passage's.
+MARGIN = 0.1
+REFUSAL_TEXT = "I couldn't find anything about that in the knowledge base, so I won't guess."
+_REFUSAL_PREFIX = "I couldn't find anything about that"
+_REFUSAL_MARKER = "so I won't guess."
+_GROUP_NOTE = (
+    "(In group chats I don't search private notes; ask me in a private chat to search yours.)"
+)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether `text` is the offline model's "nothing found, so no answer" reply."""
+    return text.startswith(_REFUSAL_PREFIX) and _REFUSAL_MARKER in text
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One citable passage (search result) or document (get_entry result) of this turn."""
+
+    ref: int
+    document_id: str
+    title: str
+    source: str
+    section: str
+    text: str
+    relevance: float
+    private: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResults:
+    """Everything the tools returned since the last user message."""
+
+    passages: tuple[Source, ...] = ()
+    documents: tuple[Source, ...] = ()
+    outcomes: tuple[tuple[str, Mapping[str, Any]], ...] = ()
+    errors: tuple[str, ...] = ()
+    tools_run: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """An answer as the pieces it is streamed in, and why it ended."""
+
+    parts: tuple[str, ...]
+    finish_reason: str = "stop"
+
+    @property
+    def text(self) -> str:
+        """The whole answer."""
+        return "".join(self.parts)
+
+
+def read_tool_results(messages: Sequence[ChatMessage]) -> ToolResults:
+    """Parse the tool messages among `messages` (the current turn); bad JSON is an error."""
+    passages: dict[int, Source] = {}
+    documents: dict[int, Source] = {}
+    outcomes: list[tuple[str, Mapping[str, Any]]] = []
+    errors: list[str] = []
+    run: set[str] = set()
+    for message in messages:
+        if message.role != "tool":
+            continue
+        name = message.name or ""
+        run.add(name)
+        payload = _json_object(message.content)
+        if payload is None or "error" in payload:
+            errors.append(_error_text(payload))
+        elif isinstance(payload.get("passages"), list):
+            for item in payload["passages"]:
+                if (source := _source(item, private=name == "search_private")) is not None:
+                    passages.setdefault(source.ref, source)
+        elif (source := _source(payload.get("document"), private=False)) is not None:
+            documents.setdefault(source.ref, source)
+        elif "status" in payload:
+            outcomes.append((name, payload))
+    return ToolResults(
+        passages=tuple(passages.values()),
+        documents=tuple(documents.values()),
+        outcomes=tuple(outcomes),
+        errors=tuple(dict.fromkeys(errors)),
+        tools_run=frozenset(run),
+    )
+
+
+def _error_text(payload: Mapping[str, Any] | None) -> str:
+    if payload is None:
+        return "a tool returned something I could not read."
+    return str(payload["error"])
+
+
+def _json_object(content: str) -> dict[str, Any] | None:
+    try:
+        payload = json.loads(content)
+    except ValueError:
+        return None
+    return payload if isinstance(payload, dict) else None
+
+
+def _source(item: object, *, private: bool) -> Source | None:
+    if not isinstance(item, dict) or not isinstance(item.get("ref"), int):
+        return None
+    relevance = item.get("relevance")
+    return Source(
+        ref=item["ref"],
+        document_id=str(item.get("document_id", "")),
+        title=str(item.get("title") or "untitled"),
+        source=str(item.get("source") or ""),
+        section=str(item.get("section") or ""),
+        text=str(item.get("text") or ""),
+        # Fail closed: a passage without a relevance can never carry an answer.
+        relevance=float(relevance) if isinstance(relevance, int | float) else 0.0,
+        private=bool(item.get("private", private)),
+    )
+
+
+def refusal(*, searched_private: bool, group_note: bool) -> Answer:
+    """The polite "not found" answer (finish reason "refusal")."""
+    text = REFUSAL_TEXT
+    if searched_private:
+        text = text.replace("the knowledge base", "the knowledge base or your notes")
+    parts = (text, " " + _GROUP_NOTE) if group_note else (text,)
+    return Answer(parts, "refusal")
+
+
+def search_answer(
+    question: str,
+    passages: Sequence[Source],
+    *,
+    threshold: float,
+    group_note: bool,
+    min_coverage: float = 0.0,
+    max_chars: int = 4096,
+) -> Answer | None:
+    """Quotes from the best passages at or above `threshold`, or None when there are none.
+
+    An extractive answer needs words to extract by: when the passages hold less than
+    `min_coverage` of the question's content stems, there is nothing to quote (None).
+
+    Of the top passages by relevance, the one whose quote matches the question best
+    leads; another is quoted only if its quote scores at least 1 and a third of the leader's.
+    Passages after the first are left out once the answer would pass `max_chars`.
+    """
+    best = _best_passages(passages, threshold)
+    if coverage(question, best) < min_coverage:
+        return None
+    picks = sorted(
+        ((*pick_sentences(question, p.text), p) for p in best),
+        key=lambda pick: (-pick[1], -pick[2].relevance, pick[2].ref),
+    )
+    parts: list[str] = []
+    quoted: set[str] = set()
+    titles: set[str] = set()
+    for sentences, score, passage in picks:
+        fresh = [s for s in sentences if s.text not in quoted]
+        size = sum(map(len, parts)) + sum(len(s.text) for s in fresh)
+        if parts and (not fresh or score < 1 or score * 3 < picks[0][1] or size > max_chars):
+            continue
+        quoted.update(s.text for s in fresh)
+        lead = _lead(passage, fresh[0], first=not parts, seen=passage.title in titles)
+        titles.add(passage.title)
+        first, *rest = join_quote(fresh)
+        parts.append(("\n" if parts else "") + f"{lead}: \u201c{first}")
+        parts.extend(rest)
+        parts.append(f"\u201d [{passage.ref}]")
+    if not parts:
+        return None
+    if group_note:
+        parts.append("\n" + _GROUP_NOTE)
+    return Answer(tuple(parts))
+
+
+def coverage(question: str, passages: Sequence[Source]) -> float:
+    """The share of the question's content stems found in the passages (1.0 when it has none)."""
+    wanted = set(content_stems(question))
+    if not wanted:
+        return 1.0
+    found: set[str] = set()
+    for passage in passages:
+        found.update(content_stems(f"{passage.title} {passage.section} {passage.text}"))
+    return len(wanted & found) / len(wanted)
+
+
+def _best_passages(passages: Sequence[Source], threshold: float) -> list[Source]:
+    ranked = sorted(
+        (p for p in passages if p.relevance >= threshold and p.text.strip()),
+        key=lambda p: (-p.relevance, p.ref),
+    )
+    if not ranked:
+        return []
+    floor = ranked[0].relevance - MARGIN
+    return [p for p in ranked if p.relevance >= floor][:MAX_PASSAGES]
+
+
+def _lead(passage: Source, sentence: Sentence, *, first: bool, seen: bool) -> str:
+    kind = "your note" if passage.private else ""
+    name = f"{kind} \u201c{passage.title}\u201d".strip()
+    section = sentence.heading or passage.section.rsplit(" > ", 1)[-1]
+    where = f" ({section})" if section and section != passage.title else ""
+    if seen:
+        return f"{name[0].upper()}{name[1:]} also says{where}"
+    return f"{'From' if first else 'Also from'} {name}{where}"
+
+
+def document_answer(document: Source, *, max_chars: int = 900) -> Answer:
+    """Show the start of one document fetched with get_entry."""
+    source = f" ({document.source})" if document.source else ""
+    parts = [f"Here is \u201c{document.title}\u201d{source} [{document.ref}]:"]
+    used = 0
+    for paragraph in re.split(r"\n\s*\n", document.text.strip()):
+        if used and used + len(paragraph) > max_chars:
+            parts.append("\n\u2026")
+            break
+        parts.append("\n" + paragraph.strip())
+        used += len(paragraph)
+    return Answer(tuple(parts))
+
+
+def outcome_answer(tool: str, payload: Mapping[str, Any]) -> Answer:
+    """Confirm what an approved (or rejected) high-risk tool did."""
+    status = str(payload.get("status", ""))
+    reason = str(payload.get("reason") or "").strip()
+    because = f" Reason: {reason}" if reason else ""
+    if tool == "draft_contact_message" and status == "delivered":
+        message = str(payload.get("message") or "").strip()
+        text = "Your message was delivered to the owner" + (
+            f": \u201c{message}\u201d" if message else "."
+        )
+    elif tool == "draft_contact_message" and status == "rejected":
+        text = "The owner rejected your message, so it was not sent." + because
+    elif tool == "share_to_knowledge" and status == "shared":
+        title = str(payload.get("title") or payload.get("document_id") or "your note")
+        text = f"Done: \u201c{title}\u201d is now in the shared knowledge base."
+    elif tool == "share_to_knowledge" and status == "rejected":
+        text = "The owner rejected sharing that note, so it stays private." + because
+    else:
+        text = f"The {tool or 'tool'} step ended with status \u201c{status}\u201d." + because
+    return Answer((text,))
+
+
+def error_answer(error: str) -> Answer:
+    """Say politely that a tool failed, passing on its (already polite) message."""
+    return Answer(("Sorry, I couldn't complete that: ", error.strip() or "a tool failed."))

@@ -1,0 +1,255 @@
+"""Pick the sentences of a retrieved passage that best answer a question, for quoting.
+
+A passage is Markdown: headings, paragraphs wrapped over lines, lists, tables and code
+blocks. It is cut into quotable units (sentences, list items, table rows, code lines),
+each remembering the heading above it, and the units are scored by content-word
+overlap with the question (stopwords dropped, light suffix stemming).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Sentence", "content_stems", "join_quote", "pick_sentences", "split_sentences"]
+
+_STOPWORD_TEXT = (
+    "a about above after again all also am an and any are as at be been before being below "
+    "between both but by can could did do does doing done down during each either else ever few "
+    "for from further get gets got had has have having he her here hers him his how i if in "
+    "into is it its itself just let lore me might more most much must my myself need no nor not "
+    "now of off on once only or other our ours out over own please same shall she should so "
+    "some such than that the their theirs them then there these they this those through to too "
+    "under until up upon us use very was we were what when where which while who whom why will "
+    "with would yes yet you your yours "
+)
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _stem(word: str) -> str:
+    """A light suffix stripper applied alike to questions and passages."""
+    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: len(word) - len(suffix)] + keep
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def content_stems(text: str) -> list[str]:
+    """Stems of the content words of `text`, in order (stopwords and 1-letter words dropped)."""
+    stems = (_stem(word) for word in _WORD.findall(text.lower()) if word not in _STOPWORDS)
+    return [stem for stem in stems if len(stem) > 1 and stem not in _STOPWORDS]
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A quotable sentence (or list item, table row, code line) and the heading above it."""
+
+    text: str
+    heading: str
+    position: int
+    code: bool = False
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"(\[*])")
+_BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^#{1,6}\s+(.*)$")
+_TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
+_POINTER = re.compile(
+    r"^(?:this|that|the\s+following|the\s+next)\s+(?:page|section|document|guide|chapter)\b"
+    r"|^see\b",
+    re.IGNORECASE,
+)
+#: Longest quoted sentence; longer ones are cut at a word boundary.
+_MAX_SENTENCE = 320
+#: An opening sentence at least this long is quoted alone.
+_LONG = 200
+#: A list introduced by ":" is followed while the quote is shorter than this ...
+_BUDGET = 500
+#: ... and has fewer units than this.
+_MAX_UNITS = 5
+
+
+def pick_sentences(question: str, text: str) -> tuple[list[Sentence], float]:
+    """The 1-2 sentences of `text` that best answer `question`, in reading order, and a score.
+
+    When a section heading holds at least two thirds of the question's content stems
+    (an FAQ entry, a section named after the question), its opening sentences are the
+    answer. Otherwise each sentence scores the distinct question stems it holds (half
+    for a code line, an example rather than a statement) plus half of those its
+    heading holds, less one for "This page ..." sentences that only point elsewhere;
+    earlier sentences win ties. The runner-up is kept when it scores at least half the
+    best, and a sentence ending in ":" brings the list it introduces.
+    """
+    sentences = split_sentences(text)
+    wanted = set(content_stems(question))
+    if not sentences:
+        return [], 0.0
+    if wanted and (opening := _answering_section(sentences, wanted)):
+        return _with_lists(opening, sentences), float(len(wanted))
+    scored = sorted(
+        ((_score(s, wanted), s) for s in sentences), key=lambda item: (-item[0], item[1].position)
+    )
+    best_score, best = scored[0]
+    keep = [best]
+    if best_score > 0 and len(scored) > 1 and scored[1][0] * 2 >= best_score:
+        keep.append(scored[1][1])
+    return _with_lists(sorted(keep, key=lambda s: s.position), sentences), best_score
+
+
+def _answering_section(sentences: Sequence[Sentence], wanted: set[str]) -> list[Sentence]:
+    for sentence in sentences:
+        covered = wanted.intersection(content_stems(sentence.heading))
+        if len(covered) * 3 >= len(wanted) * 2:
+            opening = [sentence]
+            if len(sentence.text) < _LONG and (following := _next(sentence, sentences)):
+                opening.append(following)
+            return opening
+    return []
+
+
+def _next(sentence: Sentence, sentences: Sequence[Sentence]) -> Sentence | None:
+    """The sentence after `sentence` under the same heading, if any."""
+    if sentence.position + 1 < len(sentences):
+        following = sentences[sentence.position + 1]
+        if following.heading == sentence.heading:
+            return following
+    return None
+
+
+def _with_lists(chosen: list[Sentence], sentences: Sequence[Sentence]) -> list[Sentence]:
+    """Add the items a chosen sentence ending in ":" introduces (a few, within budget);
+    drop a code line the sentence after it already quotes."""
+    result: list[Sentence] = []
+    for sentence in chosen:
+        if result and result[-1].position >= sentence.position:
+            continue
+        result.append(sentence)
+        current = sentence
+        while current.text.endswith(":") and len(result) < _MAX_UNITS:
+            following = _next(current, sentences)
+            if following is None or sum(len(s.text) for s in result) > _BUDGET:
+                break
+            result.append(following)
+            current = following
+    return [
+        s
+        for s, after in itertools.zip_longest(result, result[1:])
+        if not (s.code and after is not None and s.text.strip("`") in after.text)
+    ]
+
+
+def _score(sentence: Sentence, wanted: set[str]) -> float:
+    own = len(wanted.intersection(content_stems(sentence.text)))
+    heading = len(wanted.intersection(content_stems(sentence.heading)))
+    pointer = 1 if _POINTER.match(sentence.text) else 0
+    return own * (0.5 if sentence.code else 1.0) + heading / 2 - pointer
+
+
+def split_sentences(text: str) -> list[Sentence]:
+    """Sentences, list items, table rows and code lines of a Markdown chunk, headings noted."""
+    units: list[tuple[str, str, str]] = []  # heading, text, kind (text, code or row)
+    heading = ""
+    paragraph: list[str] = []
+    in_code = False
+    columns: list[str] = []
+    lines = [line.strip() for line in [*text.splitlines(), "", ""]]
+    for stripped, after in itertools.pairwise(lines):
+        kind = _line_kind(stripped, in_code=in_code)
+        if kind not in {"text", "code"} or _BULLET.match(stripped):
+            units.extend((heading, piece, "text") for piece in _sentences(" ".join(paragraph)))
+            paragraph.clear()
+        if kind == "fence":
+            in_code = not in_code
+        elif kind == "code":
+            units.append((heading, f"`{stripped}`", "code"))
+        elif kind == "heading":
+            heading = stripped.lstrip("#").strip()
+        elif kind == "row" and _TABLE_RULE.match(after):
+            columns = _cells(stripped)
+        elif kind == "row":
+            units.append((heading, _row(_cells(stripped), columns), "row"))
+        elif kind == "text":
+            paragraph.append(_BULLET.sub("", stripped))
+    last = len(units) - 1
+    return [
+        Sentence(
+            _tidy(piece, opening=index == 0, closing=kind == "text" and index == last),
+            where,
+            index,
+            code=kind == "code",
+        )
+        for index, (where, piece, kind) in enumerate(units)
+    ]
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip("|").split("|")]
+
+
+def _row(cells: list[str], columns: list[str]) -> str:
+    """A table row as text: "first cell \u2014 column: cell; column: cell"."""
+    pairs = itertools.zip_longest(columns[1:], cells[1:], fillvalue="")
+    rest = [f"{column}: {cell}" if column else cell for column, cell in pairs if cell]
+    return f"{cells[0]} \u2014 " + "; ".join(rest) if rest else cells[0]
+
+
+def _line_kind(stripped: str, *, in_code: bool) -> str:
+    """fence, code, blank, heading, row (of a table) or text."""
+    if stripped.startswith("```"):
+        return "fence"
+    if in_code:
+        return "code" if stripped else "blank"
+    if not stripped or _TABLE_RULE.match(stripped):
+        return "blank"
+    if _HEADING.match(stripped):
+        return "heading"
+    return "row" if stripped.startswith("|") else "text"
+
+
+def _sentences(paragraph: str) -> list[str]:
+    if not paragraph.strip():
+        return []
+    pieces: list[str] = []
+    carry = ""
+    for piece in _SENTENCE_END.split(paragraph):
+        if len(piece.split()) <= 2:  # "No." or "Yes." leads the sentence that follows
+            carry = f"{carry}{piece} "
+            continue
+        pieces.append(carry + piece)
+        carry = ""
+    if carry.strip() and pieces:
+        pieces[-1] = f"{pieces[-1]} {carry.strip()}"  # "... runs it. It:" stays together
+    elif carry.strip():
+        pieces.append(carry.strip())
+    return pieces
+
+
+def _tidy(sentence: str, *, opening: bool, closing: bool) -> str:
+    text = sentence.replace("**", "").strip()
+    if opening and text[:1].islower():
+        text = "…" + text  # the chunk starts mid-sentence
+    if closing and text[-1:].isalnum():
+        text += " \u2026"  # the chunk ends mid-sentence
+    if len(text) > _MAX_SENTENCE:
+        text = text[:_MAX_SENTENCE].rsplit(" ", 1)[0] + " …"
+    return text
+
+
+def _joint(before: Sentence, after: Sentence) -> str:
+    if after.position != before.position + 1:
+        return " \u2026 "
+    return " " if before.text[-1:] in ".!?:;\u2026" else "; "
+
+
+def join_quote(sentences: Sequence[Sentence]) -> list[str]:
+    """The pieces of a quote: sentences in order, " \u2026 " where text was skipped and "; "
+    after a unit without final punctuation (a table row, a list item)."""
+    pieces = [sentences[0].text] if sentences else []
+    pieces.extend(
+        _joint(before, after) + after.text for before, after in itertools.pairwise(sentences)
+    )
+    return pieces
