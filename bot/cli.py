@@ -6,18 +6,19 @@ import asyncio
 import dataclasses
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
 from tqdm import tqdm
 
+from adapters.console import LOCAL_OWNER, PLATFORM, ConsoleChat, ConsoleNotifier
 from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError, LoreError
+from bot.ingest_requests import files_under
 from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
-from graphs.ingest.extract import SUPPORTED_EXTENSIONS
 from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage
 from storage.ids import UserId
@@ -34,7 +35,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-LOCAL_OWNER = "owner"
+LOCAL_OWNER_NAME = LOCAL_OWNER.platform_user_id
 T = TypeVar("T")
 
 
@@ -69,8 +70,8 @@ def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
 async def _owner_id(bot: Bot, *, shared: bool, user: str | None) -> UserId | None:
     if shared:
         return None
-    name = user or LOCAL_OWNER
-    role = Role.OWNER if name == LOCAL_OWNER else Role.MEMBER
+    name = user or LOCAL_OWNER_NAME
+    role = Role.OWNER if name == LOCAL_OWNER_NAME else Role.MEMBER
     return (await bot.console_user(name, role=role)).id
 
 
@@ -86,16 +87,9 @@ def _describe(result: IngestResult) -> str:
     return f"{verb}: {result.title} ({detail})"
 
 
-def _files_under(folder: Path) -> Iterator[Path]:
-    for path in sorted(folder.rglob("*")):
-        hidden = any(part.startswith(".") for part in path.relative_to(folder).parts)
-        if path.is_file() and not hidden and path.suffix.lower() in SUPPORTED_EXTENSIONS:
-            yield path
-
-
 async def ingest_folder(bot: Bot, folder: Path, owner_id: UserId | None, *, quiet: bool) -> int:
     """Ingest every supported file under `folder`; return how many failed."""
-    files = list(_files_under(folder))
+    files = await asyncio.to_thread(files_under, folder)
     failures = 0
     with tqdm(files, desc="Ingesting", unit="file", disable=quiet or not files) as progress:
         for path in progress:
@@ -190,27 +184,45 @@ def stats() -> None:
     _run(work)
 
 
+async def _chat(lore: Lore) -> None:
+    """The terminal chat with the agent, for the local owner."""
+    interactive = sys.stdin.isatty()
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+
+    async def read_line(prompt: str) -> str | None:
+        return await asyncio.to_thread(_read_line, prompt if interactive else "")
+
+    owner = await lore.bot.conversations.user_for(LOCAL_OWNER)
+    local_user_id = owner.id if owner is not None else ""
+    lore.bot.register_notifier(PLATFORM, ConsoleNotifier(write, local_user_id=local_user_id))
+    await lore.bot.conversations.recover_approvals()
+    await lore.bot.conversations.expire_approvals()
+    await ConsoleChat(lore.bot, read_line=read_line, write=write, interactive=interactive).run()
+
+
+@app.command()
+def chat() -> None:
+    """Chat with Lore in the terminal (you are the owner)."""
+    _run(_chat)
+
+
 @app.command()
 def run() -> None:
-    """Start Lore: load the sample knowledge base, then search it at an interactive prompt."""
+    """Start Lore: load the sample knowledge base, then chat in the terminal."""
 
     async def work(lore: Lore) -> None:
         sample = lore.settings.sample_docs_dir
-        if sample is not None and sample.is_dir():
+        if sample is not None and await asyncio.to_thread(sample.is_dir):
             failures = await ingest_folder(lore.bot, sample, None, quiet=True)
             counts = await lore.bot.stats()
             typer.echo(
                 f"Knowledge base: {counts.shared_documents} shared documents, "
                 f"{counts.chunks} chunks ({failures} sample files skipped)."
             )
-        owner = await _owner_id(lore.bot, shared=False, user=None)
-        interactive = sys.stdin.isatty()
-        typer.echo("Ask Lore to search its knowledge base. An empty line or Ctrl-D quits.")
-        while True:
-            line = await asyncio.to_thread(_read_line, "lore> " if interactive else "")
-            if line is None or not line.strip():
-                break
-            _print_hits(await lore.bot.search(line.strip(), user_id=owner, limit=5))
+        await _chat(lore)
 
     _run(work)
 

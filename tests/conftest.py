@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from ipaddress import IPv4Address
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
 from bot.app import Lore, open_lore
 from bot.settings import Settings, load_settings
+from tests.fakes.openai_server import FakeOpenAI
 
 LOOPBACK = IPv4Address("127.0.0.1")
 
@@ -29,19 +31,45 @@ def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("models")
 
 
+class SettingsFactory(Protocol):
+    """Builds test settings for the fresh data directory, with some values overridden."""
+
+    def __call__(self, **overrides: object) -> Settings:
+        """Settings like the `settings` fixture's, plus `overrides`."""
+
+
 @pytest.fixture
-def settings(tmp_path: Path, models_dir: Path) -> Settings:
+def make_settings(tmp_path: Path, models_dir: Path) -> SettingsFactory:
+    """Settings for a fresh data directory, independent of the machine's environment, with
+    overrides (e.g. `llm_base_url=fake.base_url`, `daily_budget_usd=0.01`)."""
+
+    def make(**overrides: object) -> Settings:
+        values: dict[str, object] = {
+            "_env_file": None,
+            "data_dir": tmp_path / "data",
+            "MODELS_DIR": models_dir,
+            "sample_docs_dir": "",
+            "chunk_tokens": 128,
+            "chunk_overlap_tokens": 16,
+            "max_file_bytes": 512 * 1024,
+            "max_decompressed_bytes": 2 * 1024 * 1024,
+        }
+        return load_settings(**{**values, **overrides})
+
+    return make
+
+
+@pytest.fixture
+def settings(make_settings: SettingsFactory) -> Settings:
     """Settings for a fresh data directory, independent of the machine's environment."""
-    return load_settings(
-        _env_file=None,
-        data_dir=tmp_path / "data",
-        MODELS_DIR=models_dir,
-        sample_docs_dir="",
-        chunk_tokens=128,
-        chunk_overlap_tokens=16,
-        max_file_bytes=512 * 1024,
-        max_decompressed_bytes=2 * 1024 * 1024,
-    )
+    return make_settings()
+
+
+@pytest.fixture
+async def fake_openai() -> AsyncIterator[FakeOpenAI]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 (see `tests.fakes.openai_server`)."""
+    async with FakeOpenAI() as fake:
+        yield fake
 
 
 @pytest.fixture

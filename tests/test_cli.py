@@ -100,10 +100,18 @@ def test_a_busy_data_directory_is_reported_clearly(workdir: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_run_loads_the_sample_knowledge_base_and_answers_piped_questions(workdir: Path) -> None:
+def test_run_loads_the_sample_knowledge_base_and_chats_on_piped_input(workdir: Path) -> None:
     with (workdir / ".env").open("a") as env:
         env.write("SAMPLE_DOCS_DIR=notes\n")
-    result = lore(workdir, "run", stdin="where do visitors park?\n")
+    script = "where do visitors park?\ntell the owner that bay 12 is flooded\ny\n/budget\n"
+    result = lore(workdir, "run", stdin=script)
     assert result.returncode == 0, result.stderr
     assert "Knowledge base: 2 shared documents" in result.stdout
-    assert "[1] Parking" in result.stdout
+    answer = result.stdout.split("where do", 1)[-1]
+    assert "bay 12 behind the bakery" in answer
+    assert "Sources:" in answer
+    assert "] Parking: visitors park in bay 12" in answer
+    assert "Approval needed: Send you this message" in result.stdout
+    assert "[to the owner] Message from You: Bay 12 is flooded." in result.stdout
+    assert "Approved." in result.stdout
+    assert "of $1.00" in result.stdout

@@ -1,0 +1,356 @@
+"""Turn overhead: a chat turn through the agent graph next to the bare model call it wraps.
+
+One run, one temporary DATA_DIR (the repository's docs/ ingested as shared knowledge), one
+fake OpenAI-compatible server on 127.0.0.1 streaming with zero latency (tests.fakes), and
+`--concurrency` members (invited by an owner, each in their own private chat). Reported side
+by side, for 1 user at a time and for all of them at once:
+
+- graph: `Bot.handle_message(...)` to the first `AnswerDelta` (first text) and to the end of
+  the turn, p50/p95 in ms, and turns per second;
+- raw: the same request body (captured from the graph's own call) sent straight through
+  `OpenAICompatibleModel.stream(...)` to the same server with the same scripted answer:
+  to the first `TextDelta` and to the `Completion`, and calls per second;
+- the ratios graph/raw (latency) and raw/graph (throughput), and peak RSS after each row.
+
+Two rows: `plain` (the model answers in text at once: one model call) and `search` (the
+model first calls search_knowledge, then answers citing [1]: two model calls and one search;
+its raw twin makes the same two calls around `Bot.search`). The fake runs in this process
+and event loop, so raw and graph pay the same cost for it; the graph's prompt carries the
+last turns of its thread, the raw request is the thread's first.
+
+    .venv/bin/python -m benchmarks.turn [--turns 1000] [--concurrency 50] [--rows plain search]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.app import Lore, open_lore
+from bot.events import AnswerDelta, ChatRef, Identity, TurnDone
+from bot.settings import load_settings
+from graphs.llm.openai_compat import OpenAICompatibleModel
+from graphs.llm.types import ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
+from tests.fakes.openai_server import FakeOpenAI, Writer
+
+__all__ = ["main"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PLATFORM = "bench"
+OWNER = Identity(PLATFORM, "owner", "Owner")
+QUESTION = "How do I keep my notes private from other members?"
+ANSWER = "Your notes stay in your private collection; only you can search them."
+QUERY = "private notes"
+MAX_THREAD_TURNS = 200  # AgentLimits.max_thread_turns: beyond it the guard refuses
+
+
+class RoutedFake(FakeOpenAI):
+    """The fake, answering by what was asked: after a tool result, text citing [1]; otherwise
+    a search_knowledge call when `search` is on, else text.
+
+    A scripted reply runs synchronously up to its first await, right after the fake recorded
+    the request, so `requests[-1]` is the request being answered. It re-queues itself, so the
+    script never runs dry however many turns run at once.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.search = False
+        self.captured: list[dict[str, Any]] | None = None
+        self.enqueue_text(ANSWER, chunks=3)
+        self.enqueue_text(ANSWER + " [1]", chunks=3)
+        self.enqueue_tool_call("search_knowledge", f'{{"query": "{QUERY}"}}')
+        self._tool = self._script.pop()
+        self._cited = self._script.pop()
+        self._plain = self._script.pop()
+        self._script.append(self._routed)
+
+    async def _routed(self, writer: Writer) -> None:
+        self._script.append(self._routed)
+        body = self.requests[-1].body
+        self.requests.clear()  # keep the fake's memory flat: only the last request matters
+        if self.captured is not None:
+            self.captured.append(body)
+        if body["messages"][-1]["role"] == "tool":
+            reply = self._cited
+        else:
+            reply = self._tool if self.search else self._plain
+        await reply(writer)
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """One turn or raw call: seconds to the first text and to the end."""
+
+    first_text: float
+    total: float
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """One measured phase."""
+
+    samples: list[Sample]
+    wall: float
+
+    def first(self, q: float) -> float:
+        return quantile([s.first_text for s in self.samples], q)
+
+    def total(self, q: float) -> float:
+        return quantile([s.total for s in self.samples], q)
+
+    @property
+    def rate(self) -> float:
+        return len(self.samples) / self.wall
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if q == 0.5:
+        return statistics.median(ordered)
+    return ordered[max(0, int(len(ordered) * q + 0.5) - 1)]
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# -- the raw model calls ----------------------------------------------------------------------
+
+
+def message_of(raw: dict[str, Any]) -> ChatMessage:
+    calls = tuple(
+        ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
+        for c in raw.get("tool_calls") or ()
+    )
+    return ChatMessage(
+        raw["role"], raw.get("content") or "", calls, raw.get("tool_call_id"), raw.get("name")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A recorded request body, as `OpenAICompatibleModel.stream` arguments."""
+
+    messages: list[ChatMessage]
+    tools: list[ToolSpec]
+    tool_choice: Any
+    max_tokens: int
+
+    @classmethod
+    def of(cls, body: dict[str, Any]) -> Request:
+        tools = [
+            ToolSpec(
+                t["function"]["name"], t["function"]["description"], t["function"]["parameters"]
+            )
+            for t in body.get("tools", [])
+        ]
+        messages = [message_of(m) for m in body["messages"]]
+        return cls(messages, tools, body.get("tool_choice", "auto"), body["max_tokens"])
+
+
+async def raw_call(model: OpenAICompatibleModel, request: Request, started: float) -> float | None:
+    """Consume one stream; the moment of its first text (None if it had none)."""
+    first = None
+    completion = None
+    async for event in model.stream(
+        request.messages,
+        tools=request.tools,
+        tool_choice=request.tool_choice,
+        max_tokens=request.max_tokens,
+    ):
+        if isinstance(event, TextDelta) and first is None:
+            first = time.perf_counter() - started
+        elif isinstance(event, Completion):
+            completion = event
+    if completion is None:
+        raise RuntimeError("raw stream ended without a completion")
+    return first
+
+
+# -- the runs ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Bench:
+    """What every phase needs."""
+
+    lore: Lore
+    model: OpenAICompatibleModel
+    members: list[Identity]
+
+
+async def graph_turn(bench: Bench, member: Identity, chat: ChatRef) -> Sample:
+    started = time.perf_counter()
+    first = None
+    done = None
+    async for event in bench.lore.bot.handle_message(member, chat, QUESTION):
+        if isinstance(event, AnswerDelta) and first is None:
+            first = time.perf_counter() - started
+        elif isinstance(event, TurnDone):
+            done = event
+    total = time.perf_counter() - started
+    if done is None or done.outcome != "answered" or first is None:
+        outcome = done.outcome if done else "no TurnDone"
+        raise RuntimeError(f"turn not answered ({outcome}): the benchmark would measure a refusal")
+    return Sample(first, total)
+
+
+async def raw_turn(bench: Bench, first_call: Request, second_call: Request | None) -> Sample:
+    """The same model work as one turn, without the graph (and, for search, the same search)."""
+    started = time.perf_counter()
+    first = await raw_call(bench.model, first_call, started)
+    if second_call is not None:
+        await bench.lore.bot.search(QUERY, user_id=None, limit=5)
+        first = await raw_call(bench.model, second_call, started)
+    total = time.perf_counter() - started
+    if first is None:
+        raise RuntimeError("raw turn streamed no text")
+    return Sample(first, total)
+
+
+async def run_phase(turns: int, workers: int, turn: Callable[[int], Awaitable[Sample]]) -> Result:
+    """`turns` turns over `workers` concurrent workers; turn i belongs to worker i % workers."""
+    samples: list[Sample] = []
+
+    async def worker(w: int) -> None:
+        samples.extend([await turn(i) for i in range(w, turns, workers)])
+
+    started = time.perf_counter()
+    async with asyncio.TaskGroup() as group:
+        for w in range(workers):
+            group.create_task(worker(w))
+    return Result(samples, time.perf_counter() - started)
+
+
+async def invite_members(lore: Lore, count: int) -> list[Identity]:
+    members = []
+    for n in range(count):
+        invite = await lore.bot.conversations.create_invite(OWNER)
+        if invite is None:
+            raise RuntimeError("the owner could not create an invite")
+        member = Identity(PLATFORM, f"member{n}", f"Member {n}")
+        if await lore.bot.conversations.redeem_invite(member, invite.code) is None:
+            raise RuntimeError("an invite could not be redeemed")
+        members.append(member)
+    return members
+
+
+def row(name: str, users: int, result: Result, raw: Result | None) -> str:
+    ms = 1000
+    line = (
+        f"{name:<13} {users:>5} {len(result.samples):>6} {result.first(0.5) * ms:>9.2f}"
+        f" {result.first(0.95) * ms:>9.2f} {result.total(0.5) * ms:>9.2f}"
+        f" {result.total(0.95) * ms:>9.2f} {result.rate:>8.1f}"
+    )
+    if raw is not None:
+        p50, p95 = result.first(0.5) / raw.first(0.5), result.first(0.95) / raw.first(0.95)
+        line += f" {p50:>7.1f}x {p95:>6.1f}x {raw.rate / result.rate:>7.1f}x"
+    return line
+
+
+HEADER = (
+    f"{'path':<13} {'users':>5} {'turns':>6} {'1st p50':>9} {'1st p95':>9} {'end p50':>9}"
+    f" {'end p95':>9} {'turns/s':>8} {'1st p50':>8} {'1st p95':>7} {'turns/s':>8}\n"
+    f"{'':<13} {'':>5} {'':>6} {'ms':>9} {'ms':>9} {'ms':>9} {'ms':>9} {'':>8}"
+    f" {'graph/raw':>8} {'':>7} {'raw/graph':>9}"
+)
+
+
+async def measure_row(
+    bench: Bench, fake: RoutedFake, kind: str, turns: int, concurrency: int
+) -> None:
+    fake.search = kind == "search"
+    members = bench.members
+    for n in range(3):  # warm up
+        await graph_turn(bench, members[0], ChatRef(PLATFORM, f"warm-{kind}-{n}"))
+    first_call, second_call = await capture_requests(bench, fake, kind)
+    for users in sorted({1, concurrency}):
+
+        async def raw(_: int) -> Sample:
+            return await raw_turn(bench, first_call, second_call)
+
+        async def graph(i: int, users: int = users) -> Sample:
+            member = members[i % len(members)]
+            chat = ChatRef(PLATFORM, f"{kind}-{users}-{member.platform_user_id}")
+            return await graph_turn(bench, member, chat)
+
+        await run_phase(min(turns, 50), users, raw)  # warm the raw path too
+        raw_result = await run_phase(turns, users, raw)
+        graph_result = await run_phase(turns, users, graph)
+        print(row(f"{kind} raw", users, raw_result, None))
+        print(row(f"{kind} graph", users, graph_result, raw_result))
+    print(f"{'':<13} peak RSS after the {kind} row: {peak_rss_mib():.0f} MiB")
+
+
+async def capture_requests(
+    bench: Bench, fake: RoutedFake, kind: str
+) -> tuple[Request, Request | None]:
+    """Run one turn in a fresh chat and keep the request bodies the graph sent for it."""
+    fake.captured = []
+    try:
+        await graph_turn(bench, bench.members[0], ChatRef(PLATFORM, f"capture-{kind}"))
+        requests = [Request.of(body) for body in fake.captured]
+    finally:
+        fake.captured = None
+    expected = 2 if kind == "search" else 1
+    if len(requests) != expected:
+        raise RuntimeError(f"{kind}: expected {expected} model calls per turn, saw {len(requests)}")
+    return requests[0], requests[1] if kind == "search" else None
+
+
+async def run(turns: int, concurrency: int, rows: Sequence[str]) -> None:
+    async with RoutedFake() as fake:
+        with tempfile.TemporaryDirectory() as tmp:
+            settings = load_settings(
+                _env_file=None,
+                data_dir=Path(tmp),
+                sample_docs_dir="",
+                llm_base_url=fake.base_url,
+                llm_model="fake",
+                llm_prices="fake=0/0/0",
+                rate_limit_turns=10_000,  # the settings cap; far above any run here
+                owners=f"{OWNER.platform}:{OWNER.platform_user_id}",
+            )
+            async with (
+                open_lore(settings) as lore,
+                OpenAICompatibleModel(base_url=fake.base_url, api_key=None, model="fake") as model,
+            ):
+                for path in sorted((REPO_ROOT / "docs").glob("*.md")):
+                    await lore.bot.ingest_path(path, owner_id=None)
+                bench = Bench(lore, model, await invite_members(lore, concurrency))
+                print(
+                    f"{turns} turns per phase, {concurrency} members, "
+                    f"{turns // concurrency} turns per thread; peak RSS at start "
+                    f"{peak_rss_mib():.0f} MiB\n"
+                )
+                print(HEADER)
+                for kind in rows:
+                    await measure_row(bench, fake, kind, turns, concurrency)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=1000, help="turns per measured phase")
+    parser.add_argument("--concurrency", type=int, default=50, help="members talking at once")
+    parser.add_argument(
+        "--rows", nargs="+", choices=["plain", "search"], default=["plain", "search"]
+    )
+    args = parser.parse_args()
+    if args.concurrency < 1 or args.turns < args.concurrency:
+        parser.error("need --concurrency >= 1 and --turns >= --concurrency")
+    if args.turns // args.concurrency + 5 >= MAX_THREAD_TURNS:
+        parser.error(f"keep --turns / --concurrency under {MAX_THREAD_TURNS - 5} (thread cap)")
+    asyncio.run(run(args.turns, args.concurrency, args.rows))
+
+
+if __name__ == "__main__":
+    main()

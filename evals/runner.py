@@ -1,0 +1,190 @@
+"""Run an eval suite against the real core: each case in a fresh chat, each run stored.
+
+Every case is sent by its own member (`eval:<suite>.<case id>`, invited by the owner on
+first use), in a chat of its own, so neither history nor the per-user rate limit leaks
+from one case into the next. Approvals a case asked for are rejected by the owner
+afterwards, so no eval request is left waiting.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Final
+
+from pydantic import TypeAdapter, ValidationError
+
+from bot.errors import IngestRefusedError, LoreError
+from bot.events import ChatRef, Identity, TurnEvent
+from bot.service import Bot
+from evals.scoring import Case, describe_expected, describe_observed, judge, observe
+from graphs.ingest.state import IngestRequest
+from storage.evals import EvalCase, EvalRepository
+from storage.ids import EvalRunId
+from storage.users import User
+
+__all__ = [
+    "DEFAULT_OWNER",
+    "EVAL_PLATFORM",
+    "GATES",
+    "SUITES",
+    "CaseResult",
+    "EvalSetupError",
+    "SuiteResult",
+    "load_suite",
+    "run_suite",
+]
+
+logger = logging.getLogger(__name__)
+
+SUITES: Final = ("tool_selection", "task_completion")
+#: The share of cases a suite must pass.
+GATES: Final = {"tool_selection": 0.95, "task_completion": 0.90}
+EVAL_PLATFORM = "eval"
+DEFAULT_OWNER = Identity("console", "owner", "Owner")
+
+_CASES = TypeAdapter(tuple[Case, ...])
+
+
+class EvalSetupError(LoreError):
+    """A suite cannot run: its cases are malformed, or the eval users cannot be set up."""
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    """One case's outcome, as stored in `eval_cases`."""
+
+    case_id: str
+    passed: bool
+    expected: str
+    actual: str
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteResult:
+    """One stored run of a suite."""
+
+    suite: str
+    run_id: EvalRunId
+    passed: int
+    total: int
+    score: float
+    gate: float
+    cases: tuple[CaseResult, ...]
+
+    @property
+    def failures(self) -> tuple[CaseResult, ...]:
+        """The cases that failed."""
+        return tuple(case for case in self.cases if not case.passed)
+
+    @property
+    def passed_gate(self) -> bool:
+        """Whether the score reaches the suite's gate."""
+        return self.total > 0 and self.score >= self.gate
+
+
+def load_suite(name: str) -> tuple[Case, ...]:
+    """The cases of a suite from `evals/cases/<name>.json` (checked, ids unique)."""
+    if name not in SUITES:
+        raise EvalSetupError(f"Unknown suite {name!r}; choose one of {', '.join(SUITES)}.")
+    raw = resources.files("evals").joinpath("cases", f"{name}.json").read_text("utf-8")
+    try:
+        cases = _CASES.validate_python(json.loads(raw))
+    except (ValueError, ValidationError) as exc:
+        raise EvalSetupError(f"The {name} cases are malformed: {exc}") from exc
+    ids = [case.id for case in cases]
+    if len(set(ids)) != len(ids):
+        raise EvalSetupError(f"The {name} cases repeat an id.")
+    return cases
+
+
+async def _case_user(bot: Bot, suite: str, case: Case, owner: Identity) -> Identity:
+    """The member who sends this case's message, invited by `owner` on first use."""
+    identity = Identity(EVAL_PLATFORM, f"{suite}.{case.id}", f"eval {case.id}")
+    conversations = bot.conversations
+    user: User | None = await conversations.user_for(identity)
+    if user is None:
+        invite = await conversations.create_invite(owner, days=1 / 24)
+        if invite is None:
+            raise EvalSetupError(
+                f"{owner.platform}:{owner.platform_user_id} is not an owner, "
+                "so it cannot invite the eval users (see OWNERS)."
+            )
+        user = await conversations.redeem_invite(identity, invite.code)
+    if user is None:
+        raise EvalSetupError(f"Could not register the eval user for case {case.id}.")
+    for note in case.notes:
+        try:
+            await bot.ingest(IngestRequest(owner_id=user.id, text=note.text, title=note.title))
+        except IngestRefusedError as exc:
+            raise EvalSetupError(f"Case {case.id}: note {note.title!r} refused: {exc}") from exc
+    return identity
+
+
+async def _turn(bot: Bot, identity: Identity, chat: ChatRef, text: str) -> list[TurnEvent]:
+    return [event async for event in bot.handle_message(identity, chat, text)]
+
+
+async def _run_case(
+    bot: Bot, suite: str, run_id: EvalRunId, case: Case, owner: Identity
+) -> CaseResult:
+    identity = await _case_user(bot, suite, case, owner)
+    chat = ChatRef(EVAL_PLATFORM, f"eval-{run_id}-{case.id}-{uuid.uuid4().hex[:8]}", case.is_group)
+    try:
+        events = await _turn(bot, identity, chat, case.message)
+    except Exception as exc:  # a case boundary: the crash is this case's result
+        logger.exception("Eval case %s crashed", case.id)
+        return CaseResult(
+            case.id, False, describe_expected(case), "crashed", f"{type(exc).__name__}: {exc}"
+        )
+    seen = observe(events)
+    verdict = judge(case, seen)
+    for approval_id, _tool in seen.approvals:  # leave nothing waiting for the owner
+        await bot.decide_approval(owner, approval_id, approve=False)
+    return CaseResult(
+        case.id,
+        verdict.passed,
+        describe_expected(case),
+        describe_observed(seen),
+        "; ".join(verdict.problems),
+    )
+
+
+async def run_suite(
+    bot: Bot,
+    suite_name: str,
+    cases: Sequence[Case],
+    *,
+    provider_name: str,
+    repository: EvalRepository,
+    owner: Identity = DEFAULT_OWNER,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> SuiteResult:
+    """Run every case (in order, each in a fresh chat), store the run and its cases."""
+    run = await repository.start_run(suite_name, provider_name)
+    results: list[CaseResult] = []
+    for case in cases:
+        result = await _run_case(bot, suite_name, run.id, case, owner)
+        await repository.record_case(
+            EvalCase(run.id, result.case_id, result.passed, result.expected, result.actual,
+                     result.detail)
+        )
+        results.append(result)
+        if on_case is not None:
+            on_case(result)
+    finished = await repository.finish_run(run.id)
+    passed = sum(result.passed for result in results)
+    total = len(results)
+    score = finished.score if finished is not None and finished.score is not None else 0.0
+    logger.info(
+        "Eval %s with %s: %d/%d passed (%.0f%%)", suite_name, provider_name, passed, total,
+        score * 100,
+    )
+    return SuiteResult(
+        suite_name, run.id, passed, total, score, GATES.get(suite_name, 1.0), tuple(results)
+    )

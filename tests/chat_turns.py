@@ -1,0 +1,117 @@
+"""Driving conversations through the `Bot` facade in tests: invite members, run a turn and
+read its events, and a `Notifier` that records what the core sends outside a turn."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.events import (
+    AnswerDelta,
+    ApprovalPending,
+    ChatRef,
+    Identity,
+    RefusalEvent,
+    ToolStatus,
+    TurnDone,
+    TurnError,
+    TurnEvent,
+)
+from bot.service import Bot
+
+__all__ = ["OWNER", "RecordingNotifier", "Turn", "ask", "invite"]
+
+#: The default owner (`OWNERS=console:owner`).
+OWNER = Identity("console", "owner", "Olivia Owner")
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Every event one message produced, in order."""
+
+    events: tuple[TurnEvent, ...]
+
+    @property
+    def done(self) -> TurnDone:
+        """The turn's end: exactly one `TurnDone`, and it comes last."""
+        ends = [event for event in self.events if isinstance(event, TurnDone)]
+        assert len(ends) == 1, self.events
+        assert self.events[-1] is ends[0], self.events
+        return ends[0]
+
+    @property
+    def streamed(self) -> str:
+        """The answer text as it was streamed."""
+        return "".join(event.text for event in self.events if isinstance(event, AnswerDelta))
+
+    @property
+    def refusals(self) -> list[str]:
+        """The reasons of the turn's refusals."""
+        return [event.reason for event in self.events if isinstance(event, RefusalEvent)]
+
+    @property
+    def approvals(self) -> list[ApprovalPending]:
+        """Approval requests the turn made."""
+        return [event for event in self.events if isinstance(event, ApprovalPending)]
+
+    @property
+    def errors(self) -> list[TurnError]:
+        """Errors the turn reported."""
+        return [event for event in self.events if isinstance(event, TurnError)]
+
+    @property
+    def tools(self) -> list[str]:
+        """The tools the turn ran, by their status events."""
+        return [event.tool for event in self.events if isinstance(event, ToolStatus)]
+
+
+async def ask(
+    bot: Bot, who: Identity, text: str, *, group: bool = False, chat_id: str | None = None
+) -> Turn:
+    """Send `text` from `who` in their private chat, or in a group chat; collect the events."""
+    chat = ChatRef(who.platform, chat_id or ("team-room" if group else who.platform_user_id), group)
+    return Turn(tuple([event async for event in bot.handle_message(who, chat, text)]))
+
+
+async def invite(bot: Bot, name: str, *, platform: str = "telegram") -> Identity:
+    """Register a member the way people join: the owner invites, the newcomer redeems."""
+    code = await bot.conversations.create_invite(OWNER)
+    assert code is not None
+    identity = Identity(platform, name, name.title())
+    assert await bot.conversations.redeem_invite(identity, code.code) is not None
+    return identity
+
+
+@dataclass
+class RecordingNotifier:
+    """A `bot.notifications.Notifier` that keeps everything it was asked to send."""
+
+    asked: list[tuple[str, ApprovalPending]] = field(default_factory=list)
+    delivered: list[tuple[str, tuple[TurnEvent, ...]]] = field(default_factory=list)
+    owner_messages: list[tuple[str, str]] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    async def ask_owner(self, owner_platform_user_id: str, request: ApprovalPending) -> None:
+        """Record an approval request shown to an owner."""
+        self.asked.append((owner_platform_user_id, request))
+        self.changed.set()
+
+    async def deliver(self, chat_id: str, events: Sequence[TurnEvent]) -> None:
+        """Record a finished turn sent into a chat."""
+        self.delivered.append((chat_id, tuple(events)))
+        self.changed.set()
+
+    async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
+        """Record a plain message to an owner."""
+        self.owner_messages.append((owner_platform_user_id, text))
+        self.changed.set()
+
+    def delivered_answers(self) -> list[tuple[str, str, str]]:
+        """(chat, outcome, answer) of every delivered turn."""
+        return [
+            (chat, event.outcome, event.answer)
+            for chat, events in self.delivered
+            for event in events
+            if isinstance(event, TurnDone)
+        ]
