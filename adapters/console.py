@@ -43,6 +43,7 @@ HELP = """Ask anything about the knowledge base. Commands:
   /approve ID, /reject ID       decide one
   /unanswered                   questions the knowledge could not answer
   /invite                       an invite code for a new member
+  /new                          start a fresh conversation (forget this chat's history)
   /help                         this text;  /quit (or an empty line) ends the chat"""
 
 
@@ -133,6 +134,7 @@ class ConsoleChat:
             "/reject": self._reject,
             "/unanswered": self._unanswered,
             "/invite": self._invite,
+            "/new": self._new,
         }
 
     async def run(self) -> None:
@@ -180,6 +182,10 @@ class ConsoleChat:
         }
         self._write(messages.get(result.outcome, result.outcome) + "\n")
 
+    async def _new(self, _args: list[str]) -> None:
+        await self._bot.conversations.new_conversation(LOCAL_OWNER, LOCAL_CHAT)
+        self._write("Started a fresh conversation.\n")
+
     async def _help(self, _args: list[str]) -> None:
         self._write(HELP + "\n")
 
@@ -192,7 +198,11 @@ class ConsoleChat:
         owner = None if shared else (await self._bot.conversations.user_for(LOCAL_OWNER))
         owner_id = owner.id if owner is not None else None
         for request in await request_for(sources[0], owner_id):
-            result = await self._bot.ingest(request)
+            try:
+                result = await self._bot.ingest(request)
+            except LoreError as exc:  # one refused file does not stop a folder
+                self._write(f"Skipped {request.path or request.url}: {exc}\n")
+                continue
             verb = result.outcome.value.capitalize()
             self._write(f"{verb}: {result.title} ({result.chunk_count} chunks)\n")
 

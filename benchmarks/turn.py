@@ -10,15 +10,21 @@ by side, for 1 user at a time and for all of them at once:
 - raw: the same request body (captured from the graph's own call) sent straight through
   `OpenAICompatibleModel.stream(...)` to the same server with the same scripted answer:
   to the first `TextDelta` and to the `Completion`, and calls per second;
-- the ratios graph/raw (latency) and raw/graph (throughput), and peak RSS after each row.
+- process CPU time per turn (all threads, the in-process fake included), which noisy
+  neighbours on a shared machine disturb far less than wall-clock figures;
+- the ratios graph/raw (latency, CPU) and raw/graph (throughput), and RSS after each row.
 
 Two rows: `plain` (the model answers in text at once: one model call) and `search` (the
 model first calls search_knowledge, then answers citing [1]: two model calls and one search;
 its raw twin makes the same two calls around `Bot.search`). The fake runs in this process
 and event loop, so raw and graph pay the same cost for it; the graph's prompt carries the
-last turns of its thread, the raw request is the thread's first.
+last turns of its thread, the raw request is the thread's first. Each phase starts fresh
+threads (about turns/concurrency turns each). `--thread-turns N` then runs N turns of each
+row in a single thread, to show how a turn slows down as its thread grows. Last, the size of
+the checkpoint store the runs left behind.
 
     .venv/bin/python -m benchmarks.turn [--turns 1000] [--concurrency 50] [--rows plain search]
+                                        [--thread-turns 0]
 """
 
 from __future__ import annotations
@@ -26,10 +32,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import resource
+import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,6 +108,7 @@ class Result:
 
     samples: list[Sample]
     wall: float
+    cpu: float  # process CPU seconds (all threads, the in-process fake included)
 
     def first(self, q: float) -> float:
         return quantile([s.first_text for s in self.samples], q)
@@ -111,6 +120,10 @@ class Result:
     def rate(self) -> float:
         return len(self.samples) / self.wall
 
+    @property
+    def cpu_per_turn(self) -> float:
+        return self.cpu / len(self.samples)
+
 
 def quantile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
@@ -119,8 +132,34 @@ def quantile(values: Sequence[float], q: float) -> float:
     return ordered[max(0, int(len(ordered) * q + 0.5) - 1)]
 
 
-def peak_rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+def memory() -> str:
+    """Peak RSS (getrusage) and, where /proc exists, the current RSS."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    statm = Path("/proc/self/statm")
+    if not statm.exists():
+        return f"peak RSS {peak:.0f} MiB"
+    current = int(statm.read_text().split()[1]) * resource.getpagesize() / 2**20
+    return f"peak RSS {peak:.0f} MiB, current {current:.0f} MiB"
+
+
+def checkpoint_store(path: Path, thread_prefix: str = "") -> str:
+    """How much the LangGraph checkpointer has stored, for threads whose id starts with
+    `thread_prefix` (read-only; WAL lets it read beside the running bot)."""
+    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        count, total, largest = db.execute(
+            "SELECT count(*), sum(length(checkpoint)), max(length(checkpoint)) FROM checkpoints"
+            " WHERE thread_id LIKE ?",
+            (thread_prefix + "%",),
+        ).fetchone()
+        writes = db.execute(
+            "SELECT count(*) FROM writes WHERE thread_id LIKE ?", (thread_prefix + "%",)
+        ).fetchone()[0]
+    on_disk = sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+    return (
+        f"checkpoints: {count} checkpoints and {writes} writes, {total / 2**20:.1f} MiB of"
+        f" checkpoint blobs (largest {largest / 1024:.1f} KiB); whole store {on_disk / 2**20:.1f}"
+        " MiB on disk"
+    )
 
 
 # -- the raw model calls ----------------------------------------------------------------------
@@ -167,7 +206,7 @@ async def raw_call(model: OpenAICompatibleModel, request: Request, started: floa
         tool_choice=request.tool_choice,
         max_tokens=request.max_tokens,
     ):
-        if isinstance(event, TextDelta) and first is None:
+        if isinstance(event, TextDelta) and event.text and first is None:
             first = time.perf_counter() - started
         elif isinstance(event, Completion):
             completion = event
@@ -224,11 +263,11 @@ async def run_phase(turns: int, workers: int, turn: Callable[[int], Awaitable[Sa
     async def worker(w: int) -> None:
         samples.extend([await turn(i) for i in range(w, turns, workers)])
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     async with asyncio.TaskGroup() as group:
         for w in range(workers):
             group.create_task(worker(w))
-    return Result(samples, time.perf_counter() - started)
+    return Result(samples, time.perf_counter() - started, time.process_time() - cpu)
 
 
 async def invite_members(lore: Lore, count: int) -> list[Identity]:
@@ -249,19 +288,20 @@ def row(name: str, users: int, result: Result, raw: Result | None) -> str:
     line = (
         f"{name:<13} {users:>5} {len(result.samples):>6} {result.first(0.5) * ms:>9.2f}"
         f" {result.first(0.95) * ms:>9.2f} {result.total(0.5) * ms:>9.2f}"
-        f" {result.total(0.95) * ms:>9.2f} {result.rate:>8.1f}"
+        f" {result.total(0.95) * ms:>9.2f} {result.rate:>8.1f} {result.cpu_per_turn * ms:>7.2f}"
     )
     if raw is not None:
         p50, p95 = result.first(0.5) / raw.first(0.5), result.first(0.95) / raw.first(0.95)
-        line += f" {p50:>7.1f}x {p95:>6.1f}x {raw.rate / result.rate:>7.1f}x"
+        rate, cpu = raw.rate / result.rate, result.cpu_per_turn / raw.cpu_per_turn
+        line += f" {p50:>7.1f}x {p95:>6.1f}x {rate:>7.1f}x {cpu:>6.1f}x"
     return line
 
 
 HEADER = (
-    f"{'path':<13} {'users':>5} {'turns':>6} {'1st p50':>9} {'1st p95':>9} {'end p50':>9}"
-    f" {'end p95':>9} {'turns/s':>8} {'1st p50':>8} {'1st p95':>7} {'turns/s':>8}\n"
-    f"{'':<13} {'':>5} {'':>6} {'ms':>9} {'ms':>9} {'ms':>9} {'ms':>9} {'':>8}"
-    f" {'graph/raw':>8} {'':>7} {'raw/graph':>9}"
+    f"{'':<13} {'':>5} {'':>6} {'1st p50':>9} {'1st p95':>9} {'end p50':>9} {'end p95':>9}"
+    f" {'':>8} {'CPU':>7}   graph/raw  raw/graph  graph/raw\n"
+    f"{'path':<13} {'users':>5} {'turns':>6} {'ms':>9} {'ms':>9} {'ms':>9} {'ms':>9}"
+    f" {'turns/s':>8} {'ms/turn':>7} {'1st p50':>8} {'1st p95':>7} {'turns/s':>8} {'CPU':>7}"
 )
 
 
@@ -288,7 +328,7 @@ async def measure_row(
         graph_result = await run_phase(turns, users, graph)
         print(row(f"{kind} raw", users, raw_result, None))
         print(row(f"{kind} graph", users, graph_result, raw_result))
-    print(f"{'':<13} peak RSS after the {kind} row: {peak_rss_mib():.0f} MiB")
+    print(f"{'':<13} after the {kind} row: {memory()}")
 
 
 async def capture_requests(
@@ -307,7 +347,27 @@ async def capture_requests(
     return requests[0], requests[1] if kind == "search" else None
 
 
-async def run(turns: int, concurrency: int, rows: Sequence[str]) -> None:
+async def long_thread(bench: Bench, fake: RoutedFake, kind: str, turns: int) -> None:
+    """One member, one chat, `turns` turns in a row: does a turn slow down as its thread
+    grows (every checkpoint carries the whole conversation, tool results included)?"""
+    fake.search = kind == "search"
+    member = bench.members[0]
+    chat = ChatRef(PLATFORM, f"long-{kind}")
+    samples = [await graph_turn(bench, member, chat) for _ in range(turns)]
+    window = max(1, min(10, turns // 3))
+    print(f"\none thread of {turns} {kind} turns (p50 of {window} turns, ms):")
+    for label, part in (("first", samples[:window]), ("last", samples[-window:])):
+        first = quantile([s.first_text for s in part], 0.5) * 1000
+        total = quantile([s.total for s in part], 0.5) * 1000
+        print(f"  {label:<5} turns: first text {first:7.2f}  end {total:7.2f}")
+    path = bench.lore.settings.checkpoint_path
+    print(
+        "  this thread's "
+        + await asyncio.to_thread(checkpoint_store, path, f"{chat.platform}:{chat.chat_id}:")
+    )
+
+
+async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: int) -> None:
     async with RoutedFake() as fake:
         with tempfile.TemporaryDirectory() as tmp:
             settings = load_settings(
@@ -328,13 +388,18 @@ async def run(turns: int, concurrency: int, rows: Sequence[str]) -> None:
                     await lore.bot.ingest_path(path, owner_id=None)
                 bench = Bench(lore, model, await invite_members(lore, concurrency))
                 print(
-                    f"{turns} turns per phase, {concurrency} members, "
-                    f"{turns // concurrency} turns per thread; peak RSS at start "
-                    f"{peak_rss_mib():.0f} MiB\n"
+                    f"{turns} turns per phase, {concurrency} members, about"
+                    f" {turns // concurrency} turns per thread; docs/ ingested: {memory()}\n"
                 )
                 print(HEADER)
                 for kind in rows:
                     await measure_row(bench, fake, kind, turns, concurrency)
+                for kind in rows if thread_turns else ():
+                    await long_thread(bench, fake, kind, thread_turns)
+                    print(f"  {memory()}")
+                print(
+                    "\nall " + await asyncio.to_thread(checkpoint_store, settings.checkpoint_path)
+                )
 
 
 def main() -> None:
@@ -344,12 +409,17 @@ def main() -> None:
     parser.add_argument(
         "--rows", nargs="+", choices=["plain", "search"], default=["plain", "search"]
     )
+    parser.add_argument(
+        "--thread-turns", type=int, default=0, help="then N turns of each row in one thread"
+    )
     args = parser.parse_args()
     if args.concurrency < 1 or args.turns < args.concurrency:
         parser.error("need --concurrency >= 1 and --turns >= --concurrency")
     if args.turns // args.concurrency + 5 >= MAX_THREAD_TURNS:
         parser.error(f"keep --turns / --concurrency under {MAX_THREAD_TURNS - 5} (thread cap)")
-    asyncio.run(run(args.turns, args.concurrency, args.rows))
+    if not 0 <= args.thread_turns < MAX_THREAD_TURNS:
+        parser.error(f"--thread-turns must be below {MAX_THREAD_TURNS} (thread cap)")
+    asyncio.run(run(args.turns, args.concurrency, args.rows, args.thread_turns))
 
 
 if __name__ == "__main__":

@@ -136,6 +136,8 @@ async def open_lore(
             open_checkpointer(settings.checkpoint_path, checkpoint_types())
         )
         turns, budget = TurnRepository(database), BudgetLedger(database)
+        # Reservations a crashed process left open keep counting (fail closed), marked as such.
+        await budget.abandon_stale(now=_utc_now())
         limits = _agent_limits(settings)
 
         async def ingest_shared(request: IngestRequest) -> IngestResult:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
+import signal
 import sys
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, TypeVar
 
@@ -14,14 +17,17 @@ import typer
 from tqdm import tqdm
 
 from adapters.console import LOCAL_OWNER, PLATFORM, ConsoleChat, ConsoleNotifier
+from adapters.telegram import TelegramConfig, running_telegram
 from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError, LoreError
+from bot.events import Identity
 from bot.ingest_requests import files_under
 from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
 from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage
 from storage.ids import UserId
+from storage.processed_updates import ProcessedUpdates
 from storage.users import Role
 
 __all__ = ["app", "main"]
@@ -199,8 +205,24 @@ async def _chat(lore: Lore) -> None:
     local_user_id = owner.id if owner is not None else ""
     lore.bot.register_notifier(PLATFORM, ConsoleNotifier(write, local_user_id=local_user_id))
     await lore.bot.conversations.recover_approvals()
-    await lore.bot.conversations.expire_approvals()
-    await ConsoleChat(lore.bot, read_line=read_line, write=write, interactive=interactive).run()
+    housekeeping = asyncio.create_task(_expire_approvals_every(lore, 60.0))
+    try:
+        chat = ConsoleChat(lore.bot, read_line=read_line, write=write, interactive=interactive)
+        await chat.run()
+    finally:
+        housekeeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await housekeeping
+
+
+async def _expire_approvals_every(lore: Lore, seconds: float) -> None:
+    """Auto-reject overdue approval requests while the bot runs (both sides are told)."""
+    while True:
+        try:
+            await lore.bot.conversations.expire_approvals()
+        except Exception:  # a job boundary: log and try again next time
+            logger.exception("Expiring approvals failed")
+        await asyncio.sleep(seconds)
 
 
 @app.command()
@@ -222,9 +244,50 @@ def run() -> None:
                 f"Knowledge base: {counts.shared_documents} shared documents, "
                 f"{counts.chunks} chunks ({failures} sample files skipped)."
             )
-        await _chat(lore)
+        if lore.settings.telegram_bot_token is None:
+            await _chat(lore)
+        else:
+            await _run_with_telegram(lore)
 
     _run(work)
+
+
+def _telegram_config(settings: Settings) -> TelegramConfig:
+    token = settings.telegram_bot_token
+    secret = settings.telegram_webhook_secret
+    return TelegramConfig(
+        token=token.get_secret_value() if token else "",
+        max_file_bytes=settings.max_file_bytes,
+        owner_ids=frozenset(
+            user for platform, user in settings.owner_identities if platform == "telegram"
+        ),
+        api_root=settings.telegram_api_root,
+        webhook_url=settings.telegram_webhook_url,
+        webhook_secret=secret.get_secret_value() if secret else None,
+        webhook_listen=settings.telegram_webhook_listen,
+        webhook_port=settings.telegram_webhook_port,
+    )
+
+
+async def _run_with_telegram(lore: Lore) -> None:
+    """Telegram in this event loop, beside the terminal chat when there is a terminal."""
+    ledger = ProcessedUpdates(lore.database)
+    await ledger.prune(datetime.now(UTC) - timedelta(days=7))
+    async with running_telegram(lore.bot, _telegram_config(lore.settings), ledger):
+        if sys.stdin.isatty():
+            await _chat(lore)
+            return
+        await lore.bot.conversations.recover_approvals()
+        housekeeping = asyncio.create_task(_expire_approvals_every(lore, 60.0))
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signal_number in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signal_number, stop.set)
+        typer.echo("Lore is running on Telegram. Stop with Ctrl-C.")
+        await stop.wait()
+        housekeeping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await housekeeping
 
 
 def _read_line(prompt: str) -> str | None:
@@ -232,6 +295,60 @@ def _read_line(prompt: str) -> str | None:
         return input(prompt)
     except EOFError:
         return None
+
+
+@app.command("eval")
+def eval_suites(
+    suite: Annotated[str, typer.Option(help="tool_selection, task_completion or all.")] = "all",
+) -> None:
+    """Run the evaluation suites against the configured model; exit 1 if a gate fails."""
+    from evals.runner import (  # noqa: PLC0415 - only this command needs the suites
+        SUITES,
+        CaseResult,
+        case_report,
+        load_suite,
+        run_suite,
+        suite_report,
+    )
+    from graphs.llm.offline import MODEL_NAME  # noqa: PLC0415
+    from storage.evals import EvalRepository  # noqa: PLC0415
+
+    names = SUITES if suite == "all" else (suite,)
+    try:
+        suites = {name: load_suite(name) for name in names}
+    except LoreError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(2) from None
+
+    async def work(lore: Lore) -> bool:
+        settings = lore.settings
+        if (await lore.bot.stats()).shared_documents == 0:
+            docs = settings.sample_docs_dir or Path("docs")
+            typer.echo(f"The shared knowledge is empty; loading {docs} first.")
+            await ingest_folder(lore.bot, docs, None, quiet=True)
+        provider = settings.llm_model if settings.llm_base_url else MODEL_NAME
+        platform, owner_id = min(settings.owner_identities, default=("console", "owner"))
+        passed = True
+        for name, cases in suites.items():
+
+            def show(case: CaseResult, suite_name: str = name) -> None:
+                typer.echo(case_report(suite_name, case))
+
+            result = await run_suite(
+                lore.bot,
+                name,
+                cases,
+                provider_name=provider,
+                repository=EvalRepository(lore.database),
+                owner=Identity(platform, owner_id, "Owner"),
+                on_case=show,
+            )
+            typer.echo(suite_report(result, provider))
+            passed = passed and result.passed_gate
+        return passed
+
+    if not _run(work):
+        raise typer.Exit(1)
 
 
 def main() -> None:

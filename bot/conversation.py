@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from langgraph.checkpoint.base import BaseCheckpointSaver
+
 from bot.events import (
     ApprovalPending,
     ChatRef,
@@ -32,7 +34,8 @@ from graphs.agent.graph import (
     start_approval_wait,
     thread_id_of,
 )
-from graphs.agent.state import AgentState, TurnInput, TurnUsage
+from graphs.agent.state import AgentState, TurnInput, TurnUsage, chat_thread_id
+from graphs.guards import check_sensitive
 from graphs.llm.types import ChatMessage, ToolCall
 from storage.approvals import Approval, ApprovalRepository
 from storage.ids import ApprovalId
@@ -44,6 +47,7 @@ __all__ = ["NOT_INVITED", "Conversations", "DecisionResult"]
 
 logger = logging.getLogger(__name__)
 
+WITHHELD = "[message withheld: it contained payment data]"
 NOT_INVITED = (
     "Hi! I only talk with people the owner has invited. "
     "Ask the owner for an invite link, then open it to start."
@@ -111,6 +115,7 @@ class Conversations:
             yield RefusalEvent("unknown_user", NOT_INVITED)
             yield TurnDone(turn_id="", outcome="refused", answer=NOT_INVITED)
             return
+        sensitive = check_sensitive(text)
         turn = TurnInput(
             turn_id=uuid.uuid4().hex,
             user_id=user.id,
@@ -118,9 +123,11 @@ class Conversations:
             platform=chat.platform,
             chat_id=chat.chat_id,
             is_group=chat.is_group,
-            text=text,
+            text=text if sensitive.allowed else WITHHELD,
             timezone=user.timezone or "UTC",
             received_at=self._clock().isoformat(),
+            withheld_guard=sensitive.guard,
+            withheld_reason=sensitive.reason or "",
         )
         requested: list[str] = []
         async with self._thread_locks[thread_id_of(turn)]:
@@ -131,6 +138,17 @@ class Conversations:
                 yield event
         for approval_id in requested:
             await self._start_wait(approval_id)
+
+    async def new_conversation(self, identity: Identity, chat: ChatRef) -> bool:
+        """Forget this chat's conversation history (/new); False for an unknown person."""
+        user = await self.user_for(identity)
+        checkpointer = self._graph.checkpointer
+        if user is None or not isinstance(checkpointer, BaseCheckpointSaver):
+            return False
+        thread = chat_thread_id(chat.platform, chat.chat_id, user.id)
+        async with self._thread_locks[thread]:
+            await checkpointer.adelete_thread(thread)
+        return True
 
     async def _start_wait(self, approval_id: str) -> None:
         """Open the approval thread, which pauses (checkpointed) until an owner decides."""
@@ -169,6 +187,9 @@ class Conversations:
         decision = await self._approvals.decide(
             ApprovalId(approval_id), decider.id, approve, self._clock()
         )
+        if decision.outcome == "expired" and decision.changed and decision.record is not None:
+            # This tap found the request overdue and expired it: the requester hears so now.
+            await self._resume(decision.record, {"approved": False, "expired": True})
         if decision.outcome != "decided" or decision.record is None:
             return DecisionResult(decision.outcome, decision.record)
         await self._resume(decision.record, {"approved": approve, "decided_by": decider.id})

@@ -1,4 +1,6 @@
-"""Turn what a person typed as a source (a URL, a file, a folder) into ingest requests."""
+"""Ingest requests for the edges: what a person typed as a source (a URL, a file, a folder)
+becomes requests, and the request, progress and result types are re-exported so that
+adapters import `bot` only."""
 
 from __future__ import annotations
 
@@ -6,10 +8,18 @@ import asyncio
 from pathlib import Path
 
 from graphs.ingest.extract import SUPPORTED_EXTENSIONS
-from graphs.ingest.state import IngestRequest
+from graphs.ingest.state import IngestOutcome, IngestProgress, IngestRequest, IngestResult
 from storage.ids import UserId
 
-__all__ = ["files_under", "request_for"]
+__all__ = [
+    "IngestOutcome",
+    "IngestProgress",
+    "IngestRequest",
+    "IngestResult",
+    "UserId",
+    "files_under",
+    "request_for",
+]
 
 
 def files_under(folder: Path) -> list[Path]:

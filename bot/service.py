@@ -10,6 +10,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.conversation import Conversations, DecisionResult
 from bot.errors import IngestRefusedError
@@ -22,8 +23,8 @@ from graphs.ingest.repair import RepairReport, repair_index
 from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage, Retriever
 from storage.budget import BudgetLedger
-from storage.documents import Collection, DocumentRepository
-from storage.ids import UserId
+from storage.documents import Collection, DocumentRecord, DocumentRepository
+from storage.ids import DocumentId, TurnId, UserId
 from storage.knowledge_index import KnowledgeIndex
 from storage.turns import TurnRepository, UnansweredQuestion
 from storage.users import Role, User, UserRepository
@@ -131,6 +132,43 @@ class Bot:
         if self._turns is None:
             raise RuntimeError("This Bot was built without a turn log")
         return await self._turns.unanswered(limit=limit)
+
+    async def record_feedback(self, identity: Identity, turn_id: str, value: int) -> bool:
+        """A 👍 (+1) or 👎 (-1) on an answer; False for an unknown person or turn."""
+        user = await self.conversations.user_for(identity)
+        if user is None or self._turns is None or value not in (1, -1):
+            return False
+        return await self._turns.set_feedback(TurnId(turn_id), user.id, value)
+
+    async def sources(self, user_id: UserId) -> list[DocumentRecord]:
+        """A user's private documents, newest first (/sources)."""
+        return await self._documents.list_for_owner(user_id)
+
+    async def forget(self, user_id: UserId) -> int:
+        """Delete every private document of a user: rows first, then vectors and originals."""
+        removed = await self._documents.delete_for_owner(user_id)
+        for collection, point_ids in removed:
+            await self._index.delete_points(collection, point_ids)
+        await self._ingest_context.originals.remove_owner(user_id)
+        count = sum(len(ids) for _, ids in removed)
+        logger.info("Forgot %d chunks of user %s", count, user_id)
+        return count
+
+    async def pin(self, user_id: UserId, document_id: str, *, pinned: bool = True) -> bool:
+        """An owner pins a shared document into every system prompt; False if not allowed."""
+        user = await self._users.get(user_id)
+        if user is None or user.role is not Role.OWNER:
+            return False
+        return await self._documents.set_pinned(DocumentId(document_id), pinned)
+
+    async def set_timezone(self, user_id: UserId, timezone: str) -> bool:
+        """Store a user's timezone (IANA name); False if the name is unknown."""
+        try:
+            ZoneInfo(timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            return False
+        await self._users.set_timezone(user_id, timezone)
+        return True
 
     async def console_user(self, name: str, *, role: Role = Role.MEMBER) -> User:
         """The user behind a local (CLI / terminal) name, registered on first use."""

@@ -6,6 +6,7 @@ Every field is documented in `.env.example`, and a test keeps the two in step.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -84,6 +85,23 @@ class Settings(BaseSettings):
     max_message_chars: Annotated[int, Field(ge=100, le=100_000)] = 4000
     approval_ttl_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 24.0
 
+    telegram_bot_token: SecretStr | None = Field(
+        default=None, description="Bot token from @BotFather; set it to run the Telegram edge."
+    )
+    telegram_api_root: str | None = Field(
+        default=None, description="Another Bot API server (self-hosted); unset = Telegram's."
+    )
+    telegram_webhook_url: str | None = Field(
+        default=None, description="Public HTTPS URL for updates; unset = long polling."
+    )
+    telegram_webhook_secret: SecretStr | None = Field(
+        default=None, description="Secret Telegram sends with every webhook request."
+    )
+    telegram_webhook_listen: str = Field(
+        default="127.0.0.1", description="Address the webhook server binds."
+    )
+    telegram_webhook_port: Annotated[int, Field(ge=1, le=65535)] = 8443
+
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
 
     @field_validator(
@@ -101,6 +119,29 @@ class Settings(BaseSettings):
                 f"(got {self.chunk_overlap_tokens} >= {self.chunk_tokens})"
             )
             raise ValueError(msg)
+        return self
+
+    @field_validator(
+        "telegram_bot_token",
+        "telegram_api_root",
+        "telegram_webhook_url",
+        "telegram_webhook_secret",
+        mode="before",
+    )
+    @classmethod
+    def _empty_telegram_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _webhook_has_secret(self) -> Self:
+        secret = self.telegram_webhook_secret
+        if self.telegram_webhook_url and (secret is None or len(secret.get_secret_value()) < 16):
+            msg = "TELEGRAM_WEBHOOK_SECRET: needs 16+ characters when TELEGRAM_WEBHOOK_URL is set"
+            raise ValueError(msg)
+        if secret is not None and not re.fullmatch(
+            r"[A-Za-z0-9_-]{1,256}", secret.get_secret_value()
+        ):
+            raise ValueError("TELEGRAM_WEBHOOK_SECRET: use 1-256 of A-Z, a-z, 0-9, _ and -")
         return self
 
     @field_validator("budget_timezone")

@@ -35,8 +35,10 @@ __all__ = [
     "CaseResult",
     "EvalSetupError",
     "SuiteResult",
+    "case_report",
     "load_suite",
     "run_suite",
+    "suite_report",
 ]
 
 logger = logging.getLogger(__name__)
@@ -165,26 +167,60 @@ async def run_suite(
     owner: Identity = DEFAULT_OWNER,
     on_case: Callable[[CaseResult], None] | None = None,
 ) -> SuiteResult:
-    """Run every case (in order, each in a fresh chat), store the run and its cases."""
+    """Run every case (in order, each in a fresh chat), store the run and its cases.
+
+    A run stopped by an `EvalSetupError` is still closed, with the cases it got through.
+    """
     run = await repository.start_run(suite_name, provider_name)
     results: list[CaseResult] = []
-    for case in cases:
-        result = await _run_case(bot, suite_name, run.id, case, owner)
-        await repository.record_case(
-            EvalCase(run.id, result.case_id, result.passed, result.expected, result.actual,
-                     result.detail)
-        )
-        results.append(result)
-        if on_case is not None:
-            on_case(result)
-    finished = await repository.finish_run(run.id)
-    passed = sum(result.passed for result in results)
-    total = len(results)
-    score = finished.score if finished is not None and finished.score is not None else 0.0
+    try:
+        for case in cases:
+            result = await _run_case(bot, suite_name, run.id, case, owner)
+            await repository.record_case(
+                EvalCase(
+                    run.id,
+                    result.case_id,
+                    result.passed,
+                    result.expected,
+                    result.actual,
+                    result.detail,
+                )
+            )
+            results.append(result)
+            if on_case is not None:
+                on_case(result)
+    finally:
+        await repository.finish_run(run.id)
+    passed, total = sum(result.passed for result in results), len(results)
+    score = passed / total if total else 0.0
     logger.info(
-        "Eval %s with %s: %d/%d passed (%.0f%%)", suite_name, provider_name, passed, total,
+        "Eval %s with %s: %d/%d passed (%.0f%%)",
+        suite_name,
+        provider_name,
+        passed,
+        total,
         score * 100,
     )
     return SuiteResult(
         suite_name, run.id, passed, total, score, GATES.get(suite_name, 1.0), tuple(results)
+    )
+
+
+def case_report(suite: str, result: CaseResult) -> str:
+    """One case for a terminal: PASS/FAIL and its id; for a failure, what was expected and seen."""
+    line = f"{'PASS' if result.passed else 'FAIL'}  {suite}/{result.case_id}"
+    if result.passed:
+        return line
+    return (
+        f"{line}\n      expected: {result.expected}\n      actual:   {result.actual}"
+        f"\n      why:      {result.detail}"
+    )
+
+
+def suite_report(result: SuiteResult, provider_name: str) -> str:
+    """A suite's score against its gate, in one line."""
+    verdict = "passed" if result.passed_gate else "FAILED"
+    return (
+        f"{result.suite}: {result.passed}/{result.total} passed ({result.score:.0%}) with "
+        f"{provider_name}; gate {result.gate:.0%} {verdict} (run {result.run_id})"
     )

@@ -168,7 +168,7 @@ def _folded(text: str) -> str:
 
 
 def _tool_problems(case: Case, seen: Observation) -> list[str]:
-    expect, problems = case.expect, []
+    expect, problems = case.expect, list[str]()
     first = seen.tools[0] if seen.tools else NO_TOOL
     if expect.first_tool and first not in expect.first_tool:
         problems.append(f"first tool {first}, expected {' or '.join(expect.first_tool)}")
@@ -184,7 +184,7 @@ def _tool_problems(case: Case, seen: Observation) -> list[str]:
 
 
 def _answer_problems(case: Case, seen: Observation) -> list[str]:
-    expect, problems = case.expect, []
+    expect, problems = case.expect, list[str]()
     answer = _folded(seen.answer)
     for fact in expect.contains:
         options = (fact,) if isinstance(fact, str) else fact
@@ -201,7 +201,7 @@ def _answer_problems(case: Case, seen: Observation) -> list[str]:
 
 
 def _outcome_problems(case: Case, seen: Observation) -> list[str]:
-    expect, problems = case.expect, []
+    expect, problems = case.expect, list[str]()
     problems.extend(f"turn error: {message}" for message in seen.errors)
     if not seen.outcome:
         problems.append("the turn never finished (no TurnDone)")
@@ -232,7 +232,7 @@ def judge(case: Case, seen: Observation) -> Verdict:
 
 def describe_expected(case: Case) -> str:
     """The case's expectation in one line, for the eval log."""
-    fields = case.expect.model_dump(exclude_defaults=True)
+    fields = case.expect.model_dump(mode="json", exclude_defaults=True)
     parts = [f"{name}={value}" for name, value in fields.items()]
     return f"[{case.chat}] " + ("; ".join(parts) or "rules only")
 

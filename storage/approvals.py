@@ -58,6 +58,8 @@ class Decision:
 
     outcome: DecisionOutcome
     record: Approval | None
+    # True when this call changed the status (a decision, or a tap that found it overdue).
+    changed: bool = False
 
 
 def _optional_time(value: str | None) -> datetime | None:
@@ -167,7 +169,7 @@ class ApprovalRepository:
             ) as cursor:
                 decided = list(await cursor.fetchall())
             if decided:
-                return Decision("decided", _approval(decided[0]))
+                return Decision("decided", _approval(decided[0]), changed=True)
             async with tx.execute(
                 "UPDATE pending_approvals SET status = 'expired'"
                 " WHERE id = ? AND status = 'pending' RETURNING *",
@@ -175,7 +177,7 @@ class ApprovalRepository:
             ) as cursor:
                 expired = list(await cursor.fetchall())
             if expired:
-                return Decision("expired", _approval(expired[0]))
+                return Decision("expired", _approval(expired[0]), changed=True)
             async with tx.execute(
                 "SELECT * FROM pending_approvals WHERE id = ?", (approval_id,)
             ) as cursor:

@@ -237,6 +237,21 @@ async def _create_agent_tables(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _create_telegram_updates(db: aiosqlite.Connection) -> None:
+    # A new table: nothing to backfill. handled_at NULL = received, not (yet) answered.
+    await _execute_statements(
+        db,
+        """
+        CREATE TABLE telegram_updates (
+            update_id INTEGER PRIMARY KEY,
+            received_at TEXT NOT NULL,
+            handled_at TEXT
+        );
+        CREATE INDEX telegram_updates_received ON telegram_updates(received_at)
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     Migration(1, "users, identities, documents, chunks", _create_base_tables),
     Migration(2, "documents.collection, backfilled from owner", _add_document_collection),
@@ -245,6 +260,7 @@ MIGRATIONS: Sequence[Migration] = (
         "documents.pinned (backfilled 0), invites, approvals, incidents, turns, budget, evals",
         _create_agent_tables,
     ),
+    Migration(4, "telegram_updates: handled update ids", _create_telegram_updates),
 )
 
 

@@ -66,6 +66,10 @@ class OriginalStore:
         folder = self.folder(owner_id, document_id)
         await asyncio.to_thread(shutil.rmtree, folder, True)
 
+    async def remove_owner(self, owner_id: UserId) -> None:
+        """Delete every original of one user (/forget)."""
+        await asyncio.to_thread(shutil.rmtree, self._root / owner_id, True)
+
     async def remove_folder(self, folder: Path) -> None:
         """Delete a folder found by `stored_documents` (it must lie under this store)."""
         await asyncio.to_thread(self._remove_inside, folder)

@@ -3,7 +3,6 @@ read its events, and a `Notifier` that records what the core sends outside a tur
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -90,22 +89,18 @@ class RecordingNotifier:
     asked: list[tuple[str, ApprovalPending]] = field(default_factory=list)
     delivered: list[tuple[str, tuple[TurnEvent, ...]]] = field(default_factory=list)
     owner_messages: list[tuple[str, str]] = field(default_factory=list)
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     async def ask_owner(self, owner_platform_user_id: str, request: ApprovalPending) -> None:
         """Record an approval request shown to an owner."""
         self.asked.append((owner_platform_user_id, request))
-        self.changed.set()
 
     async def deliver(self, chat_id: str, events: Sequence[TurnEvent]) -> None:
         """Record a finished turn sent into a chat."""
         self.delivered.append((chat_id, tuple(events)))
-        self.changed.set()
 
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """Record a plain message to an owner."""
         self.owner_messages.append((owner_platform_user_id, text))
-        self.changed.set()
 
     def delivered_answers(self) -> list[tuple[str, str, str]]:
         """(chat, outcome, answer) of every delivered turn."""

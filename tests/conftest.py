@@ -73,6 +73,22 @@ async def fake_openai() -> AsyncIterator[FakeOpenAI]:
 
 
 @pytest.fixture
+def llm_settings(make_settings: SettingsFactory, fake_openai: FakeOpenAI) -> SettingsFactory:
+    """Like `make_settings`, with model calls going to `fake_openai` as "fake-model", priced
+    $1 input / $0.50 cached / $2 output per million tokens."""
+
+    def make(**overrides: object) -> Settings:
+        values: dict[str, object] = {
+            "llm_base_url": fake_openai.base_url,
+            "llm_model": "fake-model",
+            "llm_prices": "fake-model=1/0.5/2",
+        }
+        return make_settings(**{**values, **overrides})
+
+    return make
+
+
+@pytest.fixture
 async def lore(settings: Settings) -> AsyncIterator[Lore]:
     """The real core (SQLite, embedded Qdrant, packaged model) in a temporary data directory.
 

@@ -550,4 +550,4 @@ async def test_migration_3_keeps_existing_documents_unpinned(tmp_path: Path) -> 
         assert document is not None
         assert not document.pinned
     async with aiosqlite.connect(path, isolation_level=None) as db:
-        assert await schema_version(db) == 3
+        assert await schema_version(db) == MIGRATIONS[-1].version

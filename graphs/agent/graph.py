@@ -23,7 +23,7 @@ from langgraph.types import Command
 from graphs.agent import nodes
 from graphs.agent.context import AgentContext
 from graphs.agent.events import TurnEvent
-from graphs.agent.state import AgentState, TurnInput
+from graphs.agent.state import AgentState, TurnInput, chat_thread_id
 
 __all__ = [
     "AgentGraph",
@@ -71,8 +71,8 @@ def build_agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> AgentGraph:
 
 
 def thread_id_of(turn: TurnInput) -> str:
-    """One conversation per platform, chat and user."""
-    return f"{turn.platform}:{turn.chat_id}:{turn.user_id}"
+    """The conversation thread of a turn."""
+    return chat_thread_id(turn.platform, turn.chat_id, turn.user_id)
 
 
 async def _events(

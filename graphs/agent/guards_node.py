@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from graphs.agent.context import AgentContext
 from graphs.agent.state import TurnInput
-from graphs.guards import check_input
+from graphs.guards import MESSAGES, check_input
 from graphs.llm.types import ChatMessage
 from storage.budget import BudgetUnavailableError
 
@@ -102,6 +102,12 @@ async def _thread(
 async def _content(
     _ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
 ) -> GuardRefusal | None:
+    if turn.withheld_guard is not None:
+        return GuardRefusal(
+            turn.withheld_guard,
+            turn.withheld_reason,
+            MESSAGES.get(turn.withheld_guard, "I can't take that message."),
+        )
     verdict = check_input(turn.text)
     if verdict.allowed:
         return None

@@ -21,7 +21,7 @@ from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta, ApprovalPending, ToolStatus
 from graphs.agent.guards_node import first_refusal
 from graphs.agent.prompts import system_prompt
-from graphs.agent.state import AgentState, PassageRef, Refusal, TurnInput, TurnUsage
+from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage, chat_thread_id
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
 from graphs.agent.verify import finish_turn
 from graphs.llm.pricing import call_cost, estimate_tokens, worst_case_cost
@@ -184,6 +184,14 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     )
     reservation = await _reserve(ctx, estimate)
     if isinstance(reservation, Refusal):
+        await ctx.incidents.record_guard(
+            guard=reservation.reason,
+            reason="model call reservation refused",
+            platform=turn.platform,
+            chat_id=turn.chat_id,
+            user_id=turn.user_id,
+            now=ctx.clock(),
+        )
         return {"refusal": reservation}
     try:
         completion = await _stream(ctx, runtime, messages, specs, choice)
@@ -203,9 +211,13 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     spent = TurnUsage(
         completion.model, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, cost
     )
+    # Out of tool rounds: calls from a model that ignores tool_choice "none" are dropped.
+    calls = completion.tool_calls if choice == "auto" else ()
+    if len(calls) != len(completion.tool_calls):
+        logger.warning("Model called tools after its last tool round; calls ignored")
     return {
-        "messages": [ChatMessage("assistant", completion.text, completion.tool_calls)],
-        "pending_calls": list(completion.tool_calls),
+        "messages": [ChatMessage("assistant", completion.text, calls)],
+        "pending_calls": list(calls),
         "answer": completion.text,
         "finish_reason": completion.finish_reason,
         "usage": state.get("usage", TurnUsage()).plus(spent),
@@ -323,7 +335,7 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
         )
         return {"messages": [*results, error], "pending_calls": []}
     approval = await ctx.approvals.create(
-        thread_id=thread_of(turn),
+        thread_id=chat_thread_id(turn.platform, turn.chat_id, turn.user_id),
         requester_user_id=turn.user_id,
         chat_id=turn.chat_id,
         platform=turn.platform,
@@ -348,11 +360,6 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
         "finish_reason": "awaiting_approval",
         "tools_used": [*state.get("tools_used", []), call.name],
     }
-
-
-def thread_of(turn: TurnInput) -> str:
-    """The chat thread of a turn (same rule as `graph.thread_id_of`)."""
-    return f"{turn.platform}:{turn.chat_id}:{turn.user_id}"
 
 
 @timed("await_approval")

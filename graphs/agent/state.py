@@ -15,6 +15,7 @@ __all__ = [
     "Refusal",
     "TurnInput",
     "TurnUsage",
+    "chat_thread_id",
     "checkpoint_types",
 ]
 
@@ -33,6 +34,9 @@ class TurnInput:
     text: str
     timezone: str
     received_at: str
+    # Set when the message held payment data: `text` is then a placeholder, never the message.
+    withheld_guard: str | None = None
+    withheld_reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +96,11 @@ class AgentState(TypedDict, total=False):
     tools_used: list[str]
     usage: TurnUsage
     node_ms: dict[str, int]
+
+
+def chat_thread_id(platform: str, chat_id: str, user_id: str) -> str:
+    """One conversation thread per platform, chat and user."""
+    return f"{platform}:{chat_id}:{user_id}"
 
 
 def checkpoint_types() -> tuple[type, ...]:

@@ -12,7 +12,7 @@ from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
-from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
+from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage, chat_thread_id
 from storage.ids import DocumentId, TurnId
 from storage.incidents import CitationEventKind
 from storage.turns import TurnOutcome, TurnRecord
@@ -76,7 +76,7 @@ async def log_turn(
     await ctx.turns.log(
         TurnRecord(
             id=TurnId(turn.turn_id),
-            thread_id=f"{turn.platform}:{turn.chat_id}:{turn.user_id}",
+            thread_id=chat_thread_id(turn.platform, turn.chat_id, turn.user_id),
             user_id=turn.user_id,
             chat_id=turn.chat_id,
             platform=turn.platform,

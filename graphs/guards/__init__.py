@@ -10,7 +10,7 @@ from graphs.guards.injection import (
     assess_injection,
     injection_score,
 )
-from graphs.guards.input_guard import MESSAGES, check_input
+from graphs.guards.input_guard import MESSAGES, check_input, check_sensitive
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.payment import (
     CardMatch,
@@ -45,6 +45,7 @@ __all__ = [
     "NormalizedText",
     "assess_injection",
     "check_input",
+    "check_sensitive",
     "find_ibans",
     "find_payment_cards",
     "iban_is_valid",

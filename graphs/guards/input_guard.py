@@ -26,7 +26,7 @@ from graphs.guards.verdict import (
     refusal,
 )
 
-__all__ = ["MESSAGES", "check_input"]
+__all__ = ["MESSAGES", "check_input", "check_sensitive"]
 
 MESSAGES: Final[dict[str, str]] = {
     GUARD_PAYMENT_CARD: (
@@ -37,8 +37,8 @@ MESSAGES: Final[dict[str, str]] = {
         "Nothing was stored."
     ),
     GUARD_PROMPT_INJECTION: (
-        "That message looks like it is trying to change my instructions, so I didn't run it. "
-        "Please ask your question directly. Nothing was stored."
+        "That message looks like it is trying to change my instructions, so I didn't act on "
+        "it. Please ask your question directly."
     ),
     GUARD_OFF_TOPIC: (
         "I'm a knowledge-base assistant: I answer questions from the saved documents and "
@@ -55,6 +55,13 @@ def check_input(text: str) -> GuardVerdict:
         if verdict is not None:
             return verdict
     return ALLOWED
+
+
+def check_sensitive(text: str) -> GuardVerdict:
+    """Only the payment-data guards (cards, IBANs): a message they refuse must not be stored
+    anywhere, not even in a conversation checkpoint, so callers check it before anything."""
+    normalized = normalize(text)
+    return _card_guard(normalized) or _iban_guard(normalized) or ALLOWED
 
 
 def _card_guard(normalized: NormalizedText) -> GuardVerdict | None:

@@ -1,0 +1,243 @@
+"""Slash commands: /start with an invite code, /help, /note, /sources, /forget, /digest, /link,
+and for owners /invite, /budget, /approvals, /unanswered, /share. Each one asks the `Bot`."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from telegram import BotCommand, Message, User
+
+from adapters.telegram.buttons import approval_keyboard, forget_keyboard
+from adapters.telegram.context import EdgeContext, PendingSource, identity_of
+from adapters.telegram.ingest_chat import offer_or_ingest
+from adapters.telegram.rendering import escape
+from bot.conversation import NOT_INVITED
+from bot.ingest_requests import UserId
+
+__all__ = ["MEMBER_COMMANDS", "OWNER_COMMANDS", "run_command"]
+
+MEMBER_COMMANDS = (
+    BotCommand("start", "Start, or join with an invite code"),
+    BotCommand("help", "What I can do"),
+    BotCommand("digest", "Morning digest: /digest 07:30 Europe/Berlin"),
+    BotCommand("sources", "List your private documents"),
+    BotCommand("forget", "Delete your private documents"),
+    BotCommand("link", "Link this account with another chat app"),
+)
+OWNER_COMMANDS = (
+    *MEMBER_COMMANDS,
+    BotCommand("invite", "Create an invite link for a new member"),
+    BotCommand("budget", "Today's spending against the cap"),
+    BotCommand("approvals", "Requests waiting for your decision"),
+    BotCommand("unanswered", "Questions the knowledge could not answer"),
+    BotCommand("share", "Add a note to the shared knowledge"),
+)
+
+HELP = (
+    "Ask me anything about the knowledge base and I answer with numbered sources.\n"
+    "Send me a file, a link or a forwarded message and I remember it in your private notes; "
+    "/note TEXT saves a note.\n"
+    "/sources lists what you saved, /forget deletes it.\n"
+    "In group chats, mention me or reply to me; there I only use the shared knowledge."
+)
+OWNER_HELP = (
+    "\n\nOwner: /invite makes an invite link, /budget shows today's spending, "
+    "/approvals lists waiting requests, /unanswered shows questions without a source, "
+    "/share TEXT adds a note to the shared knowledge. Files and links you send ask "
+    "Private or Shared."
+)
+SOURCES_SHOWN = 30
+
+Command = Callable[["CommandCall"], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandCall:
+    """One command as sent: where, by whom (Telegram user and Lore caller), with what words."""
+
+    edge: EdgeContext
+    message: Message
+    sender: User
+    args: str
+    caller: Caller
+
+
+class Caller:
+    """Who sent a command: registered or not, owner or member."""
+
+    def __init__(self, user_id: UserId | None, role: str | None) -> None:
+        self.user_id = user_id
+        self.is_owner = role == "owner"
+
+    @property
+    def id(self) -> UserId:
+        """The registered user's id (members' and owners' commands only)."""
+        if self.user_id is None:
+            raise RuntimeError("not a registered user")
+        return self.user_id
+
+
+async def _start(call: CommandCall) -> None:
+    if call.caller.user_id is not None:
+        await call.message.reply_text("Welcome back! " + HELP)
+        return
+    code = call.args.strip()
+    if not code:
+        await call.message.reply_text(NOT_INVITED)
+        return
+    user = await call.edge.bot.conversations.redeem_invite(identity_of(call.sender), code)
+    if user is None:
+        await call.message.reply_text(
+            "That invite link is not valid any more (used or expired). Ask the owner for a new one."
+        )
+        return
+    await call.message.reply_text(f"Welcome, {user.display_name}! " + HELP)
+
+
+async def _help(call: CommandCall) -> None:
+    await call.message.reply_text(HELP + (OWNER_HELP if call.caller.is_owner else ""))
+
+
+async def _note(call: CommandCall) -> None:
+    if not call.args.strip():
+        await call.message.reply_text("Usage: /note TEXT")
+        return
+    title = " ".join(call.args.split())[:60]
+    source = PendingSource(call.sender.id, text=call.args.strip(), title=title)
+    await offer_or_ingest(call.edge, call.message, source, owner=False, user_id=call.caller.id)
+
+
+async def _share(call: CommandCall) -> None:
+    if not call.args.strip():
+        await call.message.reply_text(
+            "Usage: /share TEXT, or send me a file or link and tap Shared."
+        )
+        return
+    source = PendingSource(call.sender.id, text=call.args.strip(), title=call.args.strip()[:60])
+    await offer_or_ingest(call.edge, call.message, source, owner=True, user_id=call.caller.id)
+
+
+async def _sources(call: CommandCall) -> None:
+    documents = await call.edge.bot.sources(call.caller.id)
+    if not documents:
+        await call.message.reply_text(
+            "You have no private documents yet. Send me a file or a link."
+        )
+        return
+    lines = [f"<b>Your private documents</b> ({len(documents)})"]
+    for number, document in enumerate(documents[:SOURCES_SHOWN], start=1):
+        source = document.source_ref
+        label = (
+            f'<a href="{escape(source)}">{escape(document.title)}</a>'
+            if source.startswith(("http://", "https://"))
+            else escape(document.title)
+        )
+        lines.append(f"{number}. {label} <i>({document.created_at[:10]})</i>")
+    if len(documents) > SOURCES_SHOWN:
+        lines.append(f"… and {len(documents) - SOURCES_SHOWN} more.")
+    await call.message.reply_html("\n".join(lines), disable_web_page_preview=True)
+
+
+async def _forget(call: CommandCall) -> None:
+    documents = await call.edge.bot.sources(call.caller.id)
+    if not documents:
+        await call.message.reply_text("You have no private documents to forget.")
+        return
+    await call.message.reply_text(
+        f"Delete all {len(documents)} of your private documents? This cannot be undone.",
+        reply_markup=forget_keyboard(),
+    )
+
+
+async def _digest(call: CommandCall) -> None:
+    words = call.args.split()
+    if len(words) == 2 and not await call.edge.bot.set_timezone(call.caller.id, words[1]):
+        await call.message.reply_text(
+            f"I don't know the timezone {words[1]!r} (try Europe/Berlin)."
+        )
+        return
+    saved = " Your timezone is saved." if len(words) == 2 else ""
+    await call.message.reply_text("Morning digests are not scheduled yet." + saved)
+
+
+async def _link(call: CommandCall) -> None:
+    await call.message.reply_text("Linking accounts across chat apps is not available yet.")
+
+
+async def _invite(call: CommandCall) -> None:
+    invite = await call.edge.bot.conversations.create_invite(identity_of(call.sender))
+    if invite is None:
+        await call.message.reply_text("Only an owner can invite.")
+        return
+    link = f"https://t.me/{call.message.get_bot().username}?start={invite.code}"
+    await call.message.reply_text(
+        f"Send this link to the new member (valid until {invite.expires_at:%Y-%m-%d}, "
+        f"one use):\n{link}"
+    )
+
+
+async def _budget(call: CommandCall) -> None:
+    report = await call.edge.bot.budget_report()
+    await call.message.reply_text(
+        f"Today ({report.day}): ${report.spent_usd:.4f} of ${report.cap_usd:.2f} spent."
+    )
+
+
+async def _approvals(call: CommandCall) -> None:
+    pending = await call.edge.bot.conversations.pending_approvals()
+    if not pending:
+        await call.message.reply_text("No requests are waiting.")
+    for approval in pending:
+        await call.message.reply_html(
+            f"🔔 {escape(approval.summary)}\n<i>until {approval.expires_at:%Y-%m-%d %H:%M} UTC</i>",
+            reply_markup=approval_keyboard(approval.id),
+        )
+
+
+async def _unanswered(call: CommandCall) -> None:
+    questions = await call.edge.bot.unanswered()
+    if not questions:
+        await call.message.reply_text("Every question so far found a source.")
+        return
+    lines = ["<b>Questions without a source</b>"]
+    lines += [f"{q.created_at:%Y-%m-%d %H:%M}  {escape(q.question)}" for q in questions]
+    await call.message.reply_html("\n".join(lines))
+
+
+PUBLIC: dict[str, Command] = {"start": _start, "help": _help}
+MEMBERS: dict[str, Command] = {
+    "note": _note,
+    "sources": _sources,
+    "forget": _forget,
+    "digest": _digest,
+    "link": _link,
+}
+OWNERS: dict[str, Command] = {
+    "invite": _invite,
+    "budget": _budget,
+    "approvals": _approvals,
+    "unanswered": _unanswered,
+    "share": _share,
+}
+
+
+async def run_command(
+    edge: EdgeContext, message: Message, sender: User, name: str, args: str
+) -> None:
+    """Run `/name args` for `sender`, if they may."""
+    user = await edge.bot.conversations.user_for(identity_of(sender))
+    caller = Caller(user.id if user else None, user.role.value if user else None)
+    call = CommandCall(edge, message, sender, args, caller)
+    if name in PUBLIC:
+        await PUBLIC[name](call)
+    elif caller.user_id is None:
+        await message.reply_text(NOT_INVITED)
+    elif name in MEMBERS:
+        await MEMBERS[name](call)
+    elif name in OWNERS and caller.is_owner:
+        await OWNERS[name](call)
+    elif name in OWNERS:
+        await message.reply_text(f"Only an owner can use /{name}.")
+    else:
+        await message.reply_text(f"I don't know /{name}. Try /help.")

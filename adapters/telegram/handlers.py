@@ -1,0 +1,104 @@
+"""Routing of incoming Telegram updates: commands, questions, sources to ingest, button taps;
+group chats only when the bot is mentioned or replied to. Errors end politely here."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Chat, Message, Update, User
+from telegram.ext import ContextTypes
+
+from adapters.telegram.answers import answer_question, refuse_stranger
+from adapters.telegram.buttons import parse_callback
+from adapters.telegram.callbacks import handle_tap
+from adapters.telegram.commands import run_command
+from adapters.telegram.context import EdgeContext, addressed_text, identity_of
+from adapters.telegram.ingest_chat import offer_or_ingest, source_of
+from bot.errors import LoreError
+
+__all__ = ["Handlers"]
+
+logger = logging.getLogger(__name__)
+
+SORRY = "Sorry, something went wrong on my side. Please try again in a moment."
+GROUP_SOURCES = "In group chats I only save what an owner sends. Send it to me privately."
+
+
+def _command(text: str, bot_username: str) -> tuple[str, str] | None:
+    """(name, arguments) of `/name[@bot] arguments` meant for this bot, else None."""
+    if not text.startswith("/"):
+        return None
+    head, _, args = text.partition(" ")
+    name, _, target = head[1:].partition("@")
+    if target and target.lower() != bot_username.lower():
+        return None
+    return name.lower(), args.strip()
+
+
+class Handlers:
+    """The PTB callbacks of one Telegram edge."""
+
+    def __init__(self, edge: EdgeContext) -> None:
+        self._edge = edge
+
+    async def on_message(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """A new message in a private chat or a group."""
+        message = update.message
+        sender = message.from_user if message is not None else None
+        if message is None or sender is None or sender.is_bot:
+            return
+        text = message.text or message.caption or ""
+        me = context.bot
+        command = _command(text, me.username)
+        if command is not None:
+            await run_command(self._edge, message, sender, *command)
+            return
+        if message.chat.type != Chat.PRIVATE:
+            addressed = addressed_text(message, me.username, me.id)
+            if addressed is None:
+                return
+            text = addressed
+        await self._content(message, sender, text)
+
+    async def _content(self, message: Message, sender: User, text: str) -> None:
+        user = await self._edge.bot.conversations.user_for(identity_of(sender))
+        if user is None:
+            await refuse_stranger(self._edge, message, sender, text)
+            return
+        owner = user.role.value == "owner"
+        source = source_of(message, sender.id, text)
+        if source is not None:
+            if message.chat.type != Chat.PRIVATE and not owner:
+                await message.reply_text(GROUP_SOURCES)
+                return
+            await offer_or_ingest(self._edge, message, source, owner=owner, user_id=user.id)
+            return
+        if not text.strip():
+            await message.reply_text("Send me a question, a document or a link.")
+            return
+        await answer_question(self._edge, message, sender, text)
+
+    async def on_tap(
+        self,
+        update: Update,
+        context: ContextTypes.DEFAULT_TYPE,  # noqa: ARG002 - PTB's callback signature
+    ) -> None:
+        """A button under one of the bot's messages was tapped."""
+        query = update.callback_query
+        if query is None:
+            return
+        await handle_tap(self._edge, query, parse_callback(query.data))
+
+    async def on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The turn boundary: log, and tell the person politely."""
+        error = context.error
+        if isinstance(error, LoreError) and isinstance(update, Update):
+            text = str(error)
+        else:
+            logger.error("Telegram update failed", exc_info=error)
+            text = SORRY
+        if isinstance(update, Update) and update.effective_chat is not None:
+            try:
+                await context.bot.send_message(update.effective_chat.id, text)
+            except Exception:  # the error path must never raise
+                logger.exception("Could not report an error to chat %s", update.effective_chat.id)

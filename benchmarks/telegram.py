@@ -1,0 +1,178 @@
+"""Telegram edge overhead: Lore's Telegram edge next to a bare python-telegram-bot echo bot,
+both long-polling the same kind of fake Bot API server (tests.fakes) in one run.
+
+Lore answers with the offline model (no network, no latency of its own beyond retrieval
+over a one-note knowledge base); the echo bot replies with the message text. Both run with
+PTB's rate limiter switched off (Telegram's 30 messages/s would otherwise be the only
+thing measured) and the same number of concurrent updates. Reported per bot:
+
+- time to first visible text: from queueing an update at the fake to the first call that
+  shows text in that chat (a draft, a message, or an edit), p50/p95 over sequential updates;
+- updates/s: `--updates` questions queued at once from `--members` private chats, until
+  every final answer has arrived;
+- the ratios Lore/echo (latency) and echo/Lore (throughput).
+
+    .venv/bin/python -m benchmarks.telegram [--updates 200] [--members 50] [--sequential 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from telegram import Update
+from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
+
+from adapters.telegram import TelegramConfig, running_telegram
+from bot.app import open_lore
+from bot.events import Identity
+from bot.settings import load_settings
+from graphs.ingest.state import IngestRequest
+from storage.processed_updates import ProcessedUpdates
+from tests.fakes.telegram_server import FakeTelegram, TgUser
+
+__all__ = ["main"]
+
+QUESTION = "When does the office open?"
+OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
+TEXT_METHODS = {"sendMessageDraft", "sendMessage", "editMessageText"}
+
+
+def _members(count: int) -> list[TgUser]:
+    return [TgUser(10_000 + n, f"Member {n}") for n in range(count)]
+
+
+async def _first_text(fake: FakeTelegram, chat_id: int, after: int) -> float:
+    await fake.wait_until(
+        lambda: any(c.chat_id == chat_id and c.method in TEXT_METHODS for c in fake.calls[after:])
+    )
+    return next(
+        c.at for c in fake.calls[after:] if c.chat_id == chat_id and c.method in TEXT_METHODS
+    )
+
+
+async def _measure(
+    fake: FakeTelegram,
+    members: list[TgUser],
+    sequential: int,
+    updates: int,
+    finals: Callable[[FakeTelegram], int],
+) -> tuple[list[float], float]:
+    latencies = []
+    for n in range(sequential):
+        member = members[n % len(members)]
+        mark, done = len(fake.calls), finals(fake)
+        queued = time.monotonic()
+        fake.enqueue(fake.message(member, QUESTION))
+        latencies.append((await _first_text(fake, member.id, mark) - queued) * 1000)
+        await fake.wait_until(lambda done=done: finals(fake) > done, within=60)
+    start, done = time.monotonic(), finals(fake)
+    for n in range(updates):
+        fake.enqueue(fake.message(members[n % len(members)], QUESTION))
+    await fake.wait_until(lambda: finals(fake) >= done + updates, within=600)
+    return latencies, updates / (time.monotonic() - start)
+
+
+def _lore_finals(fake: FakeTelegram) -> int:
+    return sum(1 for c in fake.calls if c.params.get("parse_mode") == "HTML")
+
+
+def _echo_finals(fake: FakeTelegram) -> int:
+    return len(fake.of("sendMessage"))
+
+
+@asynccontextmanager
+async def _echo_bot(fake: FakeTelegram, concurrency: int) -> AsyncIterator[None]:
+    async def echo(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:  # noqa: ARG001
+        if update.message is not None and update.message.text:
+            await update.message.reply_text(update.message.text)
+
+    application = (
+        ApplicationBuilder()
+        .token(fake.token)
+        .base_url(fake.base_url)
+        .base_file_url(fake.base_file_url)
+        .http_version("1.1")
+        .get_updates_http_version("1.1")
+        .concurrent_updates(concurrency)
+        .build()
+    )
+    application.add_handler(MessageHandler(filters.TEXT, echo))
+    async with application:
+        await application.start()
+        assert application.updater is not None
+        await application.updater.start_polling(timeout=1)
+        try:
+            yield
+        finally:
+            await application.updater.stop()
+            await application.stop()
+
+
+def _row(name: str, latencies: list[float], rate: float) -> None:
+    q = statistics.quantiles(latencies, n=20) if len(latencies) > 1 else latencies * 19
+    print(
+        f"{name:<6} first text p50 {statistics.median(latencies):7.1f} ms  p95 {q[18]:7.1f} ms"
+        f"   {rate:7.1f} updates/s"
+    )
+
+
+async def run(updates: int, members_count: int, sequential: int, concurrency: int) -> None:
+    members = _members(members_count)
+    async with FakeTelegram() as fake, _echo_bot(fake, concurrency):
+        echo_latency, echo_rate = await _measure(fake, members, sequential, updates, _echo_finals)
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings(
+            _env_file=None, data_dir=Path(tmp) / "data", sample_docs_dir="", owners="telegram:1"
+        )
+        async with open_lore(settings) as lore, FakeTelegram() as fake:
+            await lore.bot.ingest(IngestRequest(None, text=OFFICE, title="Office hours"))
+            owner = Identity("telegram", "1", "Owner")
+            for member in members:
+                invite = await lore.bot.conversations.create_invite(owner)
+                assert invite is not None
+                who = Identity("telegram", str(member.id), member.first_name)
+                await lore.bot.conversations.redeem_invite(who, invite.code)
+            config = TelegramConfig(
+                token=fake.token,
+                api_root=fake.api_root,
+                max_file_bytes=settings.max_file_bytes,
+                owner_ids=frozenset({"1"}),
+                rate_limit=False,
+                concurrent_updates=concurrency,
+                poll_timeout=1.0,
+            )
+            ledger = ProcessedUpdates(lore.database)
+            async with running_telegram(lore.bot, config, ledger):
+                lore_latency, lore_rate = await _measure(
+                    fake, members, sequential, updates, _lore_finals
+                )
+    print(f"{updates} updates from {members_count} private chats, concurrency {concurrency}")
+    _row("echo", echo_latency, echo_rate)
+    _row("lore", lore_latency, lore_rate)
+    slower = statistics.median(lore_latency) / statistics.median(echo_latency)
+    print(
+        f"ratio  first text lore/echo {slower:.1f}x"
+        f"   throughput echo/lore {echo_rate / lore_rate:.1f}x"
+    )
+
+
+def main() -> None:
+    """Parse arguments and run the benchmark."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--updates", type=int, default=200)
+    parser.add_argument("--members", type=int, default=50)
+    parser.add_argument("--sequential", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=32)
+    args = parser.parse_args()
+    asyncio.run(run(args.updates, args.members, args.sequential, args.concurrency))
+
+
+if __name__ == "__main__":
+    main()
