@@ -5,13 +5,12 @@ fake OpenAI-compatible server on 127.0.0.1 streaming with zero latency (tests.fa
 `--concurrency` members (invited by an owner, each in their own private chat). Reported side
 by side, for 1 user at a time and for all of them at once:
 
-- graph: `Bot.handle_message(...)` to the first `AnswerDelta` (first text) and to the end of
-  the turn, p50/p95 in ms, and turns per second;
-- raw: the same request body (captured from the graph's own call) sent straight through
-  `OpenAICompatibleModel.stream(...)` to the same server with the same scripted answer:
-  to the first `TextDelta` and to the `Completion`, and calls per second;
-- process CPU time per turn (all threads, the in-process fake included), which noisy
-  neighbours on a shared machine disturb far less than wall-clock figures;
+- graph: `Bot.handle_message(...)` to the first `AnswerDelta` and to the end of the turn,
+  p50/p95 in ms, and turns per second;
+- raw: the request bodies the graph sent (captured), sent straight through
+  `OpenAICompatibleModel.stream(...)` to the same server with the same scripted answer;
+- process CPU time per turn (all threads, the fake included): noisy neighbours on a shared
+  machine disturb it far less than wall-clock figures;
 - the ratios graph/raw (latency, CPU) and raw/graph (throughput), and RSS after each row.
 
 Two rows: `plain` (the model answers in text at once: one model call) and `search` (the
@@ -165,14 +164,12 @@ def checkpoint_store(path: Path, thread_prefix: str = "") -> str:
 # -- the raw model calls ----------------------------------------------------------------------
 
 
-def message_of(raw: dict[str, Any]) -> ChatMessage:
+def message_of(m: dict[str, Any]) -> ChatMessage:
     calls = tuple(
         ToolCall(c["id"], c["function"]["name"], c["function"]["arguments"])
-        for c in raw.get("tool_calls") or ()
+        for c in m.get("tool_calls") or ()
     )
-    return ChatMessage(
-        raw["role"], raw.get("content") or "", calls, raw.get("tool_call_id"), raw.get("name")
-    )
+    return ChatMessage(m["role"], m["content"] or "", calls, m.get("tool_call_id"), m.get("name"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,20 +183,15 @@ class Request:
 
     @classmethod
     def of(cls, body: dict[str, Any]) -> Request:
-        tools = [
-            ToolSpec(
-                t["function"]["name"], t["function"]["description"], t["function"]["parameters"]
-            )
-            for t in body.get("tools", [])
-        ]
+        functions = [tool["function"] for tool in body.get("tools", [])]
+        tools = [ToolSpec(f["name"], f["description"], f["parameters"]) for f in functions]
         messages = [message_of(m) for m in body["messages"]]
         return cls(messages, tools, body.get("tool_choice", "auto"), body["max_tokens"])
 
 
 async def raw_call(model: OpenAICompatibleModel, request: Request, started: float) -> float | None:
     """Consume one stream; the moment of its first text (None if it had none)."""
-    first = None
-    completion = None
+    first, completion = None, None
     async for event in model.stream(
         request.messages,
         tools=request.tools,
@@ -228,9 +220,7 @@ class Bench:
 
 
 async def graph_turn(bench: Bench, member: Identity, chat: ChatRef) -> Sample:
-    started = time.perf_counter()
-    first = None
-    done = None
+    started, first, done = time.perf_counter(), None, None
     async for event in bench.lore.bot.handle_message(member, chat, QUESTION):
         if isinstance(event, AnswerDelta) and first is None:
             first = time.perf_counter() - started

@@ -24,6 +24,7 @@ async def open_checkpointer(path: Path, allowed: Iterable[type]) -> AsyncIterato
     async with aiosqlite.connect(path) as connection:
         await connection.execute("PRAGMA journal_mode=WAL")
         await connection.execute("PRAGMA busy_timeout=10000")
+        await connection.execute("PRAGMA synchronous=NORMAL")
         serde = JsonPlusSerializer(allowed_msgpack_modules=list(allowed))
         saver = AsyncSqliteSaver(connection, serde=serde)
         await saver.setup()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -182,6 +182,32 @@ class TurnRepository:
             (user_id, _bound(since, _EARLIEST), _bound(until, _LATEST), limit),
         )
         return [_turn(row) for row in rows]
+
+    async def created_between(
+        self,
+        since: datetime,
+        until: datetime,
+        *,
+        outcomes: Sequence[TurnOutcome] = (TurnOutcome.ANSWERED, TurnOutcome.REFUSED),
+        limit: int = 10_000,
+    ) -> list[TurnRecord]:
+        """Every user's turns created in [since, until) that ended in one of `outcomes`,
+        oldest first (what conversation memory reads)."""
+        wanted = json.dumps([outcome.value for outcome in outcomes])
+        rows = await self._db.fetch_all(
+            "SELECT *, rowid AS seq FROM turn_log WHERE created_at >= ? AND created_at < ?"
+            " AND outcome IN (SELECT value FROM json_each(?)) ORDER BY created_at, seq LIMIT ?",
+            (utc_iso(since), utc_iso(until), wanted, limit),
+        )
+        return [_turn(row) for row in rows]
+
+    async def count_since(self, user_id: UserId, since: datetime) -> int:
+        """How many turns a user started at or after `since` (the rate limit counts these)."""
+        value = await self._db.fetch_value(
+            "SELECT COUNT(*) FROM turn_log WHERE user_id = ? AND created_at >= ?",
+            (user_id, _bound(since, _EARLIEST)),
+        )
+        return int(str(value))
 
     async def delete_for_user(self, user_id: UserId) -> int:
         """Forget a user's turns, unanswered questions and feedback; return turns deleted."""

@@ -79,7 +79,11 @@ async def _events(
     graph: AgentGraph, payload: Any, thread_id: str, context: AgentContext
 ) -> AsyncIterator[TurnEvent]:
     config: RunnableConfig = {"configurable": {"thread_id": thread_id}}
-    async for event in graph.astream(payload, config, context=context, stream_mode="custom"):
+    # Checkpoint when the run ends or pauses, not after every node: a turn cut short by a
+    # crash is lost either way, and a paused approval is saved at its interrupt.
+    async for event in graph.astream(
+        payload, config, context=context, stream_mode="custom", durability="exit"
+    ):
         if isinstance(event, EVENT_TYPES):
             yield event
 

@@ -3,13 +3,11 @@ and the deterministic content guards. The first one that fires refuses the turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from graphs.agent.context import AgentContext
 from graphs.agent.state import TurnInput
 from graphs.guards import MESSAGES, check_input
-from graphs.llm.types import ChatMessage
 from storage.budget import BudgetUnavailableError
 
 __all__ = ["GuardRefusal", "first_refusal"]
@@ -25,18 +23,18 @@ class GuardRefusal:
 
 
 async def first_refusal(
-    ctx: AgentContext, turn: TurnInput, history: Sequence[ChatMessage], day: str
+    ctx: AgentContext, turn: TurnInput, thread_turns: int, day: str
 ) -> GuardRefusal | None:
     """The first check that refuses this turn, or None (cheapest checks first)."""
     for check in (_too_long, _budget, _rate, _thread, _content):
-        refusal = await check(ctx, turn, history, day)
+        refusal = await check(ctx, turn, thread_turns, day)
         if refusal is not None:
             return refusal
     return None
 
 
 async def _too_long(
-    ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
+    ctx: AgentContext, turn: TurnInput, _thread_turns: int, _day: str
 ) -> GuardRefusal | None:
     limit = ctx.limits.max_message_chars
     if len(turn.text) <= limit:
@@ -50,7 +48,7 @@ async def _too_long(
 
 
 async def _budget(
-    ctx: AgentContext, _turn: TurnInput, _history: Sequence[ChatMessage], day: str
+    ctx: AgentContext, _turn: TurnInput, _thread_turns: int, day: str
 ) -> GuardRefusal | None:
     try:
         remaining = await ctx.budget.remaining(day, ctx.limits.daily_budget_micros)
@@ -70,26 +68,26 @@ async def _budget(
 
 
 async def _rate(
-    ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
+    ctx: AgentContext, turn: TurnInput, _thread_turns: int, _day: str
 ) -> GuardRefusal | None:
     limits = ctx.limits
     since = ctx.clock() - limits.rate_limit_window
-    recent = await ctx.turns.for_user(turn.user_id, since=since, limit=limits.rate_limit_turns)
-    if len(recent) < limits.rate_limit_turns:
+    recent = await ctx.turns.count_since(turn.user_id, since)
+    if recent < limits.rate_limit_turns:
         return None
     minutes = int(limits.rate_limit_window.total_seconds() // 60)
     return GuardRefusal(
         "rate_limited",
-        f"{len(recent)} turns in {minutes} min",
+        f"{recent} turns in {minutes} min",
         f"You've sent a lot of questions in the last {minutes} minutes. "
         "Please wait a little and ask again.",
     )
 
 
 async def _thread(
-    ctx: AgentContext, _turn: TurnInput, history: Sequence[ChatMessage], _day: str
+    ctx: AgentContext, _turn: TurnInput, thread_turns: int, _day: str
 ) -> GuardRefusal | None:
-    user_turns = sum(1 for message in history if message.role == "user")
+    user_turns = thread_turns
     if user_turns < ctx.limits.max_thread_turns:
         return None
     return GuardRefusal(
@@ -100,7 +98,7 @@ async def _thread(
 
 
 async def _content(
-    _ctx: AgentContext, turn: TurnInput, _history: Sequence[ChatMessage], _day: str
+    _ctx: AgentContext, turn: TurnInput, _thread_turns: int, _day: str
 ) -> GuardRefusal | None:
     if turn.withheld_guard is not None:
         return GuardRefusal(

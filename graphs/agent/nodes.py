@@ -113,7 +113,8 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
         "usage": TurnUsage(),
         "node_ms": {},
     }
-    refusal = await first_refusal(ctx, turn, state.get("messages", []), budget_day(ctx))
+    turns = state.get("thread_turns", 0)
+    refusal = await first_refusal(ctx, turn, turns, budget_day(ctx))
     if refusal is not None:
         await ctx.incidents.record_guard(
             guard=refusal.reason,
@@ -124,7 +125,7 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
             now=ctx.clock(),
         )
         return {**fresh, "refusal": Refusal(refusal.reason, refusal.message)}
-    return {**fresh, "messages": [ChatMessage("user", turn.text)]}
+    return {**fresh, "messages": [ChatMessage("user", turn.text)], "thread_turns": turns + 1}
 
 
 def route_after_guard(state: AgentState) -> Literal["refuse", "generate"]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Annotated, TypedDict
 
@@ -49,13 +48,18 @@ class Refusal:
 
 @dataclass(frozen=True, slots=True)
 class PassageRef:
-    """A numbered source a tool showed the model this turn."""
+    """A numbered source a tool showed the model this turn.
+
+    `kind` "document": `document_id` names a stored document. `kind` "memory": it names
+    a past turn of the same user (a search_memory result), in `turn_log`.
+    """
 
     ref: int
     document_id: str
     title: str
     source: str
     private: bool
+    kind: str = "document"
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,10 +83,26 @@ class TurnUsage:
         )
 
 
-class AgentState(TypedDict, total=False):
-    """Conversation history accumulates; everything else is reset by `guard_input` each turn."""
+KEPT_USER_TURNS = 12
 
-    messages: Annotated[list[ChatMessage], operator.add]
+
+def keep_recent(left: list[ChatMessage], right: list[ChatMessage]) -> list[ChatMessage]:
+    """Append new messages, keeping the conversation from its last `KEPT_USER_TURNS` user
+    messages on: older turns are never sent to the model, and every checkpoint would
+    store them again (the state is written whole at each checkpoint)."""
+    merged = left + right
+    starts = [index for index, message in enumerate(merged) if message.role == "user"]
+    if len(starts) <= KEPT_USER_TURNS:
+        return merged
+    return merged[starts[-KEPT_USER_TURNS] :]
+
+
+class AgentState(TypedDict, total=False):
+    """Conversation history accumulates (recent turns only); `thread_turns` counts every turn
+    of the thread; everything else is reset by `guard_input` each turn."""
+
+    messages: Annotated[list[ChatMessage], keep_recent]
+    thread_turns: int
     turn: TurnInput
     resume_from_approval: bool
     refusal: Refusal | None
