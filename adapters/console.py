@@ -11,6 +11,7 @@ import logging
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 
+from bot.conversation import LINK_REPLIES
 from bot.errors import LoreError
 from bot.events import (
     AnswerDelta,
@@ -43,6 +44,10 @@ HELP = """Ask anything about the knowledge base. Commands:
   /approve ID, /reject ID       decide one
   /unanswered                   questions the knowledge could not answer
   /invite                       an invite code for a new member
+  /digest HH:MM ZONE [quiet]    a morning digest here (/digest off, /digest now)
+  /link [CODE]                  a code to link another chat account; CODE: join that one
+  /watch URL                    follow a feed or page for the shared knowledge
+  /watches, /unwatch URL|NUMBER list the watched sources, stop following one
   /new                          start a fresh conversation (forget this chat's history)
   /help                         this text;  /quit (or an empty line) ends the chat"""
 
@@ -92,6 +97,7 @@ class ConsoleNotifier:
     def __init__(self, write: Write, *, local_user_id: str) -> None:
         self._write = write
         self._local_user_id = local_user_id
+        self._sent = 0
 
     async def ask_owner(
         self,
@@ -116,6 +122,12 @@ class ConsoleNotifier:
         """Print a member's message to the owner."""
         self._write(f"\n[to the owner] {text}\n")
 
+    async def send_text(self, chat_id: str, text: str) -> str | None:  # noqa: ARG002
+        """Print a text (a digest, a notice); the terminal's line is its message id."""
+        self._sent += 1
+        self._write(f"\n{text}\n")
+        return f"console-{self._sent}"
+
 
 class ConsoleChat:
     """A read-answer loop for the local owner."""
@@ -135,6 +147,11 @@ class ConsoleChat:
             "/unanswered": self._unanswered,
             "/invite": self._invite,
             "/new": self._new,
+            "/watch": self._watch,
+            "/watches": self._watches,
+            "/unwatch": self._unwatch,
+            "/digest": self._digest,
+            "/link": self._link,
         }
 
     async def run(self) -> None:
@@ -236,3 +253,58 @@ class ConsoleChat:
             self._write("Only an owner can invite.\n")
             return
         self._write(f"Invite code (valid until {invite.expires_at:%Y-%m-%d}): {invite.code}\n")
+
+    async def _link(self, args: list[str]) -> None:
+        if args:
+            result = await self._bot.link_identity(LOCAL_OWNER, "".join(args))
+            self._write(LINK_REPLIES[result.outcome] + "\n")
+            return
+        code = await self._bot.create_link_code(LOCAL_OWNER)
+        if code is None:
+            self._write("Only a registered person can link accounts.\n")
+            return
+        self._write(
+            f"Send /link {code.display} from your other account (e.g. to the bot in Telegram)"
+            f" before {code.expires_at:%H:%M} UTC; the code works once.\n"
+        )
+
+    async def _digest(self, args: list[str]) -> None:
+        if args == ["off"]:
+            stopped = await self._bot.digest_off(LOCAL_OWNER)
+            self._write("Morning digests are off.\n" if stopped else "Your digest was not on.\n")
+        elif args == ["now"]:
+            await self._bot.digest_now(LOCAL_OWNER, LOCAL_CHAT)
+        elif len(args) in (2, 3) and args[2:] in ([], ["quiet"]):
+            schedule = await self._bot.set_digest(
+                LOCAL_OWNER, LOCAL_CHAT, args[0], args[1], quiet_days=len(args) == 3
+            )
+            self._write(f"Morning digest at {schedule.local_time} ({schedule.timezone}).\n")
+        else:
+            self._write("Usage: /digest HH:MM ZONE [quiet], /digest off, /digest now\n")
+
+    async def _watch(self, args: list[str]) -> None:
+        added = await self._bot.watch(LOCAL_OWNER, args[0] if len(args) == 1 else "")
+        source = added.source
+        if not added.created:
+            self._write(f"Already watching that (number {source.id}).\n")
+            return
+        count = f", {added.entries} entries now" if added.entries is not None else ""
+        self._write(f"Watching {source.url} ({source.kind}{count}), number {source.id}.\n")
+
+    async def _watches(self, _args: list[str]) -> None:
+        sources = await self._bot.watches()
+        if not sources:
+            self._write("Nothing is watched yet. /watch URL adds a feed or page.\n")
+        for source in sources:
+            state = source.last_error or source.last_status or "not checked yet"
+            self._write(
+                f"  {source.id}: {source.title or source.url} ({source.kind}; {state};"
+                f" next {source.next_check_at:%Y-%m-%d %H:%M} UTC)\n"
+            )
+
+    async def _unwatch(self, args: list[str]) -> None:
+        removed = await self._bot.unwatch(LOCAL_OWNER, args[0] if len(args) == 1 else "")
+        if removed is None:
+            self._write("Not watching that. /watches lists the watched sources.\n")
+            return
+        self._write(f"Stopped watching {removed.url}.\n")

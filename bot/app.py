@@ -14,10 +14,14 @@ from zoneinfo import ZoneInfo
 
 from bot.actions import ApprovedActions
 from bot.conversation import Conversations
+from bot.digests import Digests
 from bot.errors import StartupError, StoreBusyError
+from bot.memory import ConversationMemory
 from bot.notifications import Notifiers
+from bot.politeness import WatchPolicy
 from bot.service import Bot
 from bot.settings import Settings
+from bot.watching import Watching
 from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
@@ -30,24 +34,29 @@ from graphs.llm.offline import OfflineModel
 from graphs.llm.openai_compat import OpenAICompatibleModel
 from graphs.llm.pricing import DEFAULT_PRICES, ModelPrice, parse_price_table, price_for
 from graphs.llm.types import ChatModel
+from graphs.memory_recall import MemoryRecall
 from graphs.retrieval import Retriever
 from storage.approvals import ApprovalRepository
 from storage.budget import BudgetLedger
 from storage.checkpoints import open_checkpointer
 from storage.data_lock import DataDirBusyError, DataDirLock
 from storage.database import Database, DatabaseError
+from storage.digests import DigestRepository
 from storage.documents import DocumentRepository
 from storage.edge_store import EdgeVectorStore
 from storage.embeddings import Embedder, LexicalEncoder
 from storage.incidents import IncidentRepository
 from storage.invites import InviteRepository
 from storage.knowledge_index import KnowledgeIndex
+from storage.link_codes import LinkCodeRepository
+from storage.memory_index import MemoryIndex
 from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
 from storage.originals import OriginalStore
 from storage.server_store import ServerVectorStore
 from storage.turns import TurnRepository
 from storage.users import UserRepository
 from storage.vectors import VectorStore, VectorStoreError
+from storage.watched_sources import WatchedSourceRepository
 
 __all__ = ["Lore", "open_lore"]
 
@@ -93,6 +102,10 @@ async def open_lore(
                 store, dense_size=embedder.dimension, hnsw_threshold=settings.hnsw_threshold
             )
             await index.ensure()
+            memory_index = MemoryIndex(
+                store, dense_size=embedder.dimension, hnsw_threshold=settings.hnsw_threshold
+            )
+            await memory_index.ensure()
         except (DatabaseError, ModelFilesError, VectorStoreError) as exc:
             raise StartupError(f"Lore cannot start: {exc}") from exc
         lexical = LexicalEncoder()
@@ -163,6 +176,7 @@ async def open_lore(
             actions=actions,
             limits=limits,
             clock=_utc_now,
+            memory=MemoryRecall(index=memory_index, turns=turns, embedder=embedder),
         )
         conversations = Conversations(
             graph=build_agent_graph(checkpointer),
@@ -174,9 +188,25 @@ async def open_lore(
             notifiers=notifiers,
             owners=settings.owner_identities,
             clock=_utc_now,
+            link_codes=LinkCodeRepository(database),
+        )
+        watching = Watching(
+            sources=WatchedSourceRepository(database),
+            fetcher=fetcher,
+            ingest=ingest_shared,
+            clock=_utc_now,
+            policy=WatchPolicy(
+                check_interval=timedelta(minutes=settings.watch_interval_minutes),
+                host_pacing_seconds=settings.watch_host_pacing_seconds,
+                max_entries_per_scan=settings.watch_max_entries_per_scan,
+            ),
         )
         bot = Bot(
             users=users,
+            memory=ConversationMemory(
+                turns=turns, users=users, index=memory_index, embedder=embedder
+            ),
+            watching=watching,
             documents=documents,
             index=index,
             retriever=retriever,
@@ -185,12 +215,25 @@ async def open_lore(
             embedding_model=settings.embedding_model,
             vector_engine="qdrant server" if settings.qdrant_url else "embedded qdrant-edge",
             conversations=conversations,
+            actions=actions,
             notifiers=notifiers,
             turns=turns,
             budget=budget,
             budget_cap_usd=settings.daily_budget_usd,
             budget_day=lambda: (
                 _utc_now().astimezone(ZoneInfo(settings.budget_timezone)).strftime("%Y-%m-%d")
+            ),
+            digests=Digests(
+                schedules=DigestRepository(database),
+                users=users,
+                documents=documents,
+                approvals=agent_context.approvals,
+                turns=turns,
+                budget=budget,
+                notifiers=notifiers,
+                budget_cap_usd=settings.daily_budget_usd,
+                budget_timezone=settings.budget_timezone,
+                clock=_utc_now,
             ),
         )
         logger.info(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 import signal
@@ -26,6 +25,7 @@ from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
 from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage
+from scheduler.runner import Scheduler
 from storage.ids import UserId
 from storage.processed_updates import ProcessedUpdates
 from storage.users import Role
@@ -205,24 +205,9 @@ async def _chat(lore: Lore) -> None:
     local_user_id = owner.id if owner is not None else ""
     lore.bot.register_notifier(PLATFORM, ConsoleNotifier(write, local_user_id=local_user_id))
     await lore.bot.conversations.recover_approvals()
-    housekeeping = asyncio.create_task(_expire_approvals_every(lore, 60.0))
-    try:
+    async with Scheduler(lore.bot):  # approval expiry, re-index repair, digests
         chat = ConsoleChat(lore.bot, read_line=read_line, write=write, interactive=interactive)
         await chat.run()
-    finally:
-        housekeeping.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await housekeeping
-
-
-async def _expire_approvals_every(lore: Lore, seconds: float) -> None:
-    """Auto-reject overdue approval requests while the bot runs (both sides are told)."""
-    while True:
-        try:
-            await lore.bot.conversations.expire_approvals()
-        except Exception:  # a job boundary: log and try again next time
-            logger.exception("Expiring approvals failed")
-        await asyncio.sleep(seconds)
 
 
 @app.command()
@@ -278,16 +263,13 @@ async def _run_with_telegram(lore: Lore) -> None:
             await _chat(lore)
             return
         await lore.bot.conversations.recover_approvals()
-        housekeeping = asyncio.create_task(_expire_approvals_every(lore, 60.0))
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(signal_number, stop.set)
-        typer.echo("Lore is running on Telegram. Stop with Ctrl-C.")
-        await stop.wait()
-        housekeeping.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await housekeeping
+        async with Scheduler(lore.bot):
+            typer.echo("Lore is running on Telegram. Stop with Ctrl-C.")
+            await stop.wait()
 
 
 def _read_line(prompt: str) -> str | None:

@@ -41,9 +41,10 @@ from storage.approvals import Approval, ApprovalRepository
 from storage.ids import ApprovalId
 from storage.incidents import IncidentRepository
 from storage.invites import Invite, InviteRepository
+from storage.link_codes import LinkCode, LinkCodeRepository, LinkResult
 from storage.users import Role, User, UserRepository
 
-__all__ = ["NOT_INVITED", "Conversations", "DecisionResult"]
+__all__ = ["LINK_REPLIES", "NOT_INVITED", "Conversations", "DecisionResult"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,17 @@ NOT_INVITED = (
     "Hi! I only talk with people the owner has invited. "
     "Ask the owner for an invite link, then open it to start."
 )
+LINK_CODE_TTL = timedelta(minutes=15)
+LINK_REPLIES: Mapping[str, str] = {
+    "linked": "Linked: this account now shares your notes and settings with your other one.",
+    "already_linked": "This account is already linked to yours; nothing to do.",
+    "taken": (
+        "This account already belongs to someone registered with me, so I did not link it. "
+        "Accounts are never merged; ask the owner if this is a mistake."
+    ),
+    "invalid": "That link code is not valid (unknown, already used or expired). Get a new one.",
+    "refused": "An owner account can only be linked with another owner account.",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +90,9 @@ class Conversations:
         notifiers: Notifiers,
         owners: frozenset[tuple[str, str]],
         clock: Callable[[], datetime],
+        link_codes: LinkCodeRepository | None = None,
     ) -> None:
+        self._link_codes = link_codes
         self._graph = graph
         self._context = context
         self._users = users
@@ -195,12 +209,22 @@ class Conversations:
         await self._resume(decision.record, {"approved": approve, "decided_by": decider.id})
         return DecisionResult("decided", decision.record, decider.display_name)
 
-    async def expire_approvals(self) -> list[Approval]:
-        """Auto-reject requests past their deadline; tell the requesters."""
-        expired = await self._approvals.expire_due(self._clock())
+    async def expire_approvals(self, *, now: datetime | None = None) -> list[Approval]:
+        """Auto-reject requests past their deadline (at `now`, default the clock); tell both
+        sides: the requester gets the outcome in their chat, the owners a notice."""
+        expired = await self._approvals.expire_due(now or self._clock())
         for approval in expired:
             await self._resume(approval, {"approved": False, "expired": True})
+            await self._tell_owners(
+                f"⌛ Expired without a decision, so rejected: {approval.summary}"
+            )
         return expired
+
+    async def _tell_owners(self, text: str) -> None:
+        for platform, owner_id in sorted(self._owners):
+            notifier = self._notifiers.for_platform(platform)
+            if notifier is not None:
+                await notifier.send_text(owner_id, text)
 
     async def _resume(self, approval: Approval, decision: Mapping[str, Any]) -> None:
         if not await is_waiting(self._graph, approval.id):
@@ -239,6 +263,43 @@ class Conversations:
             display_name=identity.display_name,
             now=self._clock(),
         )
+
+    async def create_link_code(self, identity: Identity) -> LinkCode | None:
+        """A one-time code (15 minutes) that links another identity to this person; None for
+        someone not registered."""
+        user = await self.user_for(identity)
+        if user is None:
+            return None
+        return await self._require_link_codes().create(
+            user.id, now=self._clock(), ttl=LINK_CODE_TTL
+        )
+
+    async def link_identity(self, identity: Identity, code: str) -> LinkResult:
+        """Attach `identity` to the user who made `code`: once, before it expires, and only if
+        the identity belongs to nobody else (no silent merge). An identity configured as an
+        owner joins only an owner's account."""
+        link_codes = self._require_link_codes()
+        now = self._clock()
+        if (identity.platform, identity.platform_user_id) in self._owners:
+            found = await link_codes.usable(code, now=now)
+            target = await self._users.get(found.user_id) if found is not None else None
+            if target is not None and target.role is not Role.OWNER:
+                return LinkResult("refused")
+        result = await link_codes.redeem(
+            code, platform=identity.platform, platform_user_id=identity.platform_user_id, now=now
+        )
+        logger.info(
+            "Link of a %s identity: %s (user %s)",
+            identity.platform,
+            result.outcome,
+            result.user_id or "-",
+        )
+        return result
+
+    def _require_link_codes(self) -> LinkCodeRepository:
+        if self._link_codes is None:
+            raise RuntimeError("These Conversations were built without link codes")
+        return self._link_codes
 
 
 def approval_seed(approval: Approval, now: datetime) -> AgentState:

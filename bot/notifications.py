@@ -1,6 +1,6 @@
 """How the core reaches people outside the turn they are in: owners asked to approve, a requester
-told the outcome, a member's message delivered to the owner. Each edge registers a `Notifier`
-for its platform; the `Bot` routes by platform."""
+told the outcome, a member's message delivered to the owner, a morning digest. Each edge
+registers a `Notifier` for its platform; the `Bot` routes by platform."""
 
 from __future__ import annotations
 
@@ -26,6 +26,10 @@ class Notifier(Protocol):
 
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """Send an owner a plain message."""
+
+    async def send_text(self, chat_id: str, text: str) -> str | None:
+        """Send plain text into a chat (a digest, a notice); the platform's message id, or None
+        if the platform did not take it."""
 
 
 class Notifiers:

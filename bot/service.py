@@ -9,13 +9,18 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.actions import ApprovedActions
 from bot.conversation import Conversations, DecisionResult
-from bot.errors import IngestRefusedError
+from bot.digests import DigestRun, Digests
+from bot.errors import DigestError, IngestRefusedError, ShareRefusedError
 from bot.events import ChatRef, Identity, TurnEvent
+from bot.memory import ConversationMemory, MemoryReport
 from bot.notifications import Notifier, Notifiers
+from bot.watching import ScanReport, WatchAdded, Watching
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
 from graphs.ingest.graph import IngestGraph, ingest
@@ -23,11 +28,14 @@ from graphs.ingest.repair import RepairReport, repair_index
 from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage, Retriever
 from storage.budget import BudgetLedger
+from storage.digests import DigestSchedule
 from storage.documents import Collection, DocumentRecord, DocumentRepository
 from storage.ids import DocumentId, TurnId, UserId
 from storage.knowledge_index import KnowledgeIndex
+from storage.link_codes import LinkCode, LinkResult
 from storage.turns import TurnRepository, UnansweredQuestion
 from storage.users import Role, User, UserRepository
+from storage.watched_sources import WatchedSource
 
 __all__ = ["Bot", "BudgetReport", "Stats"]
 
@@ -80,7 +88,12 @@ class Bot:
         budget: BudgetLedger | None = None,
         budget_cap_usd: float = 0.0,
         budget_day: Callable[[], str] | None = None,
+        digests: Digests | None = None,
+        watching: Watching | None = None,
+        memory: ConversationMemory | None = None,
+        actions: ApprovedActions | None = None,
     ) -> None:
+        self._actions = actions
         self._users = users
         self._documents = documents
         self._index = index
@@ -95,6 +108,9 @@ class Bot:
         self._budget = budget
         self._budget_cap_usd = budget_cap_usd
         self._budget_day = budget_day
+        self._watching = watching
+        self._memory = memory
+        self._digests = digests
 
     @property
     def conversations(self) -> Conversations:
@@ -145,11 +161,17 @@ class Bot:
         return await self._documents.list_for_owner(user_id)
 
     async def forget(self, user_id: UserId) -> int:
-        """Delete every private document of a user: rows first, then vectors and originals."""
+        """Delete every private document of a user: rows first, then vectors and originals;
+        with conversation memory, also their turn log (what memory is rebuilt from, so a
+        later memory run cannot bring it back) and then their memory points."""
         removed = await self._documents.delete_for_owner(user_id)
         for collection, point_ids in removed:
             await self._index.delete_points(collection, point_ids)
         await self._ingest_context.originals.remove_owner(user_id)
+        if self._memory is not None:
+            if self._turns is not None:
+                await self._turns.delete_for_user(user_id)
+            await self._memory.forget(user_id)
         count = sum(len(ids) for _, ids in removed)
         logger.info("Forgot %d chunks of user %s", count, user_id)
         return count
@@ -165,10 +187,105 @@ class Bot:
         """Store a user's timezone (IANA name); False if the name is unknown."""
         try:
             ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder ("Europe")
             return False
         await self._users.set_timezone(user_id, timezone)
         return True
+
+    async def set_digest(
+        self,
+        identity: Identity,
+        chat: ChatRef,
+        local_time: str,
+        timezone: str,
+        *,
+        quiet_days: bool = False,
+    ) -> DigestSchedule:
+        """Send a morning digest at `local_time` (HH:MM) in `timezone` into this private chat;
+        raises `DigestError` with a polite reason (bad time, unknown timezone, group chat)."""
+        digests, user = await self._digest_user(identity)
+        return await digests.set(user, chat, local_time, timezone, quiet_days=quiet_days)
+
+    async def digest_off(self, identity: Identity) -> bool:
+        """Stop the morning digest; False if it was not on."""
+        digests, user = await self._digest_user(identity)
+        return await digests.off(user)
+
+    async def digest_now(self, identity: Identity, chat: ChatRef) -> str:
+        """Send a digest into this chat now; the platform's message id (or `DigestError`)."""
+        digests, user = await self._digest_user(identity)
+        return await digests.now(user, chat)
+
+    async def send_due_digests(self, now: datetime) -> DigestRun:
+        """Send every digest due at `now` (the digest job, each minute)."""
+        if self._digests is None:
+            raise RuntimeError("This Bot was built without digests")
+        return await self._digests.send_due(now)
+
+    async def _digest_user(self, identity: Identity) -> tuple[Digests, User]:
+        if self._digests is None:
+            raise RuntimeError("This Bot was built without digests")
+        user = await self.conversations.user_for(identity)
+        if user is None:
+            raise DigestError("I only send digests to people the owner has invited.")
+        return self._digests, user
+
+    async def watch(self, identity: Identity, url: str) -> WatchAdded:
+        """An owner watches a feed or page (fetched once now, through the SSRF-safe fetcher);
+        raises `WatchRefusedError` with a polite reason."""
+        return await self._require_watching().watch(await self._user_for(identity), url)
+
+    async def unwatch(self, identity: Identity, url_or_id: str) -> WatchedSource | None:
+        """An owner stops watching a source (by number or URL); None if there is none."""
+        watching = self._require_watching()
+        return await watching.unwatch(await self._user_for(identity), url_or_id)
+
+    async def watches(self) -> list[WatchedSource]:
+        """Every watched source, oldest first (/watches)."""
+        return await self._require_watching().watches()
+
+    async def scan_watched_sources(self, now: datetime) -> ScanReport:
+        """Take what is new from every due watched source (the job that runs before digests)."""
+        return await self._require_watching().scan(now)
+
+    def _require_watching(self) -> Watching:
+        if self._watching is None:
+            raise RuntimeError("This Bot was built without watched sources")
+        return self._watching
+
+    async def _user_for(self, identity: Identity) -> User | None:
+        if self._conversations is not None:
+            return await self._conversations.user_for(identity)
+        return await self._users.by_identity(identity.platform, identity.platform_user_id)
+
+    async def create_link_code(self, identity: Identity) -> LinkCode | None:
+        """/link: a one-time code that links another chat account to this person (None for
+        someone not registered)."""
+        return await self.conversations.create_link_code(identity)
+
+    async def link_identity(self, identity: Identity, code: str) -> LinkResult:
+        """/link CODE: make `identity` another account of the code's user (see `LINK_REPLIES`)."""
+        return await self.conversations.link_identity(identity, code)
+
+    async def share_document(self, identity: Identity, document_id: str) -> str:
+        """An owner publishes one of their private documents to the shared knowledge (the
+        private copy stays); its title. Raises `ShareRefusedError` with a polite reason."""
+        if self._actions is None:
+            raise RuntimeError("This Bot was built without approved actions")
+        user = await self._user_for(identity)
+        if user is None or user.role is not Role.OWNER:
+            raise ShareRefusedError("Only an owner can add documents to the shared knowledge.")
+        try:
+            title = await self._actions.share_document(user.id, document_id)
+        except PermissionError as exc:
+            raise ShareRefusedError("That is not one of your private documents.") from exc
+        except OSError as exc:
+            logger.warning("Share of document %s: original unreadable: %s", document_id, exc)
+            raise ShareRefusedError("I no longer have the original of that document.") from exc
+        except IngestError as exc:
+            raise ShareRefusedError(str(exc)) from exc
+        logger.info("Owner %s shared document %s", user.id, document_id)
+        return title
 
     async def console_user(self, name: str, *, role: Role = Role.MEMBER) -> User:
         """The user behind a local (CLI / terminal) name, registered on first use."""
@@ -198,6 +315,13 @@ class Bot:
     ) -> list[RetrievedPassage]:
         """Ranked passages from the shared knowledge and, with a user, their private notes."""
         return await self._retriever.search(query, user_id=user_id, limit=limit)
+
+    async def build_memory(self, now: datetime) -> MemoryReport:
+        """Embed the recent answered exchanges into conversation memory (the job, every 30
+        minutes; reads a wider window, so a missed run heals; idempotent)."""
+        if self._memory is None:
+            raise RuntimeError("This Bot was built without conversation memory")
+        return await self._memory.build(now)
 
     async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
         """Re-embed pending chunks and remove orphans (the self-repair job)."""

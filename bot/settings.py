@@ -58,6 +58,15 @@ class Settings(BaseSettings):
     fetch_max_bytes: Annotated[int, Field(ge=1024)] = 10 * 1024 * 1024
     fetch_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = 20.0
     fetch_max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+    watch_interval_minutes: Annotated[int, Field(ge=5, le=7 * 24 * 60)] = Field(
+        default=60, description="Least time between two checks of one watched source."
+    )
+    watch_host_pacing_seconds: Annotated[float, Field(ge=0, le=600)] = Field(
+        default=2.0, description="Least time between two requests to one host within a scan."
+    )
+    watch_max_entries_per_scan: Annotated[int, Field(ge=1, le=1000)] = Field(
+        default=20, description="Feed entries ingested per scan; the rest wait for the next."
+    )
 
     sample_docs_dir: Path | None = Field(
         default=Path("docs"),

@@ -236,6 +236,18 @@ class DocumentRepository:
         )
         return [_document(row) for row in rows]
 
+    async def added_since(
+        self, owner_id: UserId | None, since: datetime, *, limit: int
+    ) -> tuple[list[DocumentRecord], int]:
+        """Documents of one owner (None: shared) added at or after `since`, oldest first, at most
+        `limit` of them, and how many there are in all (for digests)."""
+        rows = await self._db.fetch_all(
+            "SELECT *, COUNT(*) OVER () AS total FROM documents"
+            " WHERE IFNULL(owner_id, '') = ? AND created_at >= ? ORDER BY created_at, id LIMIT ?",
+            (owner_id or "", utc_iso(since), limit),
+        )
+        return [_document(row) for row in rows], int(rows[0]["total"]) if rows else 0
+
     async def document_text(self, document_id: DocumentId) -> str:
         """A document's text as stored in its chunks, in order (overlaps included)."""
         rows = await self._db.fetch_all(

@@ -252,6 +252,97 @@ async def _create_telegram_updates(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _create_digest_tables(db: aiosqlite.Connection) -> None:
+    # New tables only: nothing to backfill (digests are off until a member turns them on).
+    # A delivery row exists only once the platform returned a message id; its primary key
+    # makes "one digest per member per day" hold even if a send is retried.
+    await _execute_statements(
+        db,
+        """
+        CREATE TABLE digest_schedules (
+            user_id TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            local_time TEXT NOT NULL CHECK (local_time GLOB '[0-2][0-9]:[0-5][0-9]'),
+            timezone TEXT NOT NULL,
+            quiet_days INTEGER NOT NULL DEFAULT 0 CHECK (quiet_days IN (0, 1)),
+            enabled INTEGER NOT NULL DEFAULT 1 CHECK (enabled IN (0, 1)),
+            last_sent_day TEXT,
+            failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0),
+            retry_at TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX digest_schedules_enabled ON digest_schedules(enabled) WHERE enabled = 1;
+        CREATE TABLE digest_deliveries (
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            day TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            sent_at TEXT NOT NULL,
+            PRIMARY KEY (user_id, day)
+        );
+        CREATE INDEX documents_owner_created ON documents(IFNULL(owner_id, ''), created_at)
+        """,
+    )
+
+
+async def _create_watched_sources(db: aiosqlite.Connection) -> None:
+    # New tables only: nothing to backfill. A new source is due at once (next_check_at
+    # = added_at). watched_entries.document_id is NULL for an entry that could not be
+    # saved for good (refused link) and becomes NULL if its document is deleted.
+    await _execute_statements(
+        db,
+        """
+        CREATE TABLE watched_sources (
+            id INTEGER PRIMARY KEY,
+            url TEXT NOT NULL UNIQUE,
+            kind TEXT CHECK (kind IN ('feed', 'page')),
+            title TEXT,
+            added_by TEXT REFERENCES users(id) ON DELETE SET NULL,
+            added_at TEXT NOT NULL,
+            etag TEXT,
+            last_modified TEXT,
+            last_checked_at TEXT,
+            last_status TEXT
+                CHECK (last_status IN ('ok', 'not_modified', 'failed', 'retry_later')),
+            last_error TEXT,
+            next_check_at TEXT NOT NULL,
+            failures INTEGER NOT NULL DEFAULT 0 CHECK (failures >= 0)
+        );
+        CREATE INDEX watched_sources_due ON watched_sources(next_check_at);
+        CREATE TABLE watched_entries (
+            source_id INTEGER NOT NULL REFERENCES watched_sources(id) ON DELETE CASCADE,
+            entry_key TEXT NOT NULL,
+            document_id TEXT REFERENCES documents(id) ON DELETE SET NULL,
+            seen_at TEXT NOT NULL,
+            PRIMARY KEY (source_id, entry_key)
+        );
+        CREATE INDEX watched_entries_seen ON watched_entries(seen_at)
+        """,
+    )
+
+
+async def _create_link_codes(db: aiosqlite.Connection) -> None:
+    # A new table only: nothing to backfill. A code links one more identity to user_id;
+    # used_* say which identity used it (no foreign key: the identity row may go later).
+    await _execute_statements(
+        db,
+        """
+        CREATE TABLE link_codes (
+            code TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            used_at TEXT,
+            used_platform TEXT,
+            used_platform_user_id TEXT,
+            CHECK ((used_at IS NULL) = (used_platform IS NULL))
+        );
+        CREATE INDEX link_codes_user ON link_codes(user_id)
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     Migration(1, "users, identities, documents, chunks", _create_base_tables),
     Migration(2, "documents.collection, backfilled from owner", _add_document_collection),
@@ -261,6 +352,13 @@ MIGRATIONS: Sequence[Migration] = (
         _create_agent_tables,
     ),
     Migration(4, "telegram_updates: handled update ids", _create_telegram_updates),
+    Migration(
+        5,
+        "digest_schedules, digest_deliveries (new, no backfill), documents by owner and time",
+        _create_digest_tables,
+    ),
+    Migration(6, "watched_sources, watched_entries (new, no backfill)", _create_watched_sources),
+    Migration(7, "link_codes: link another identity to a user (new)", _create_link_codes),
 )
 
 
@@ -278,8 +376,9 @@ async def schema_version(db: aiosqlite.Connection) -> int:
 async def apply_migrations(db: aiosqlite.Connection, migrations: Sequence[Migration]) -> int:
     """Apply every migration newer than the database, each in its own transaction."""
     versions = [migration.version for migration in migrations]
-    if versions != sorted(set(versions)):
-        raise ValueError("Migrations must have unique, increasing versions")
+    if versions != list(range(1, len(versions) + 1)):
+        # A gap would let a database skip a migration added into it later.
+        raise ValueError("Migrations must be numbered 1, 2, 3... with no gap")
     current = await schema_version(db)
     for migration in migrations:
         if migration.version <= current:

@@ -89,6 +89,7 @@ class RecordingNotifier:
     asked: list[tuple[str, ApprovalPending]] = field(default_factory=list)
     delivered: list[tuple[str, tuple[TurnEvent, ...]]] = field(default_factory=list)
     owner_messages: list[tuple[str, str]] = field(default_factory=list)
+    texts: list[tuple[str, str]] = field(default_factory=list)
 
     async def ask_owner(self, owner_platform_user_id: str, request: ApprovalPending) -> None:
         """Record an approval request shown to an owner."""
@@ -101,6 +102,11 @@ class RecordingNotifier:
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """Record a plain message to an owner."""
         self.owner_messages.append((owner_platform_user_id, text))
+
+    async def send_text(self, chat_id: str, text: str) -> str | None:
+        """Record a plain text sent into a chat (digests, notices); its id is its number."""
+        self.texts.append((chat_id, text))
+        return str(len(self.texts))
 
     def delivered_answers(self) -> list[tuple[str, str, str]]:
         """(chat, outcome, answer) of every delivered turn."""

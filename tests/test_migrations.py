@@ -60,20 +60,22 @@ async def test_a_failing_migration_leaves_the_schema_unchanged(tmp_path: Path) -
         await db.execute("CREATE TABLE half_done (x INTEGER)")
         await db.execute("THIS IS NOT SQL")
 
-    steps = [*MIGRATIONS, Migration(len(MIGRATIONS) + 1, "broken", broken)]
+    steps = [*MIGRATIONS, Migration(MIGRATIONS[-1].version + 1, "broken", broken)]
     path = tmp_path / "lore.sqlite3"
     async with aiosqlite.connect(path, isolation_level=None) as db:
         with pytest.raises(sqlite3.OperationalError):
             await apply_migrations(db, steps)
-        assert await schema_version(db) == len(MIGRATIONS)
+        assert await schema_version(db) == MIGRATIONS[-1].version
         async with db.execute("SELECT name FROM sqlite_master WHERE name = 'half_done'") as cur:
             assert await cur.fetchone() is None
 
 
-async def test_migration_versions_must_increase(tmp_path: Path) -> None:
+async def test_migration_versions_must_be_consecutive(tmp_path: Path) -> None:
     async with aiosqlite.connect(tmp_path / "x.sqlite3", isolation_level=None) as db:
-        with pytest.raises(ValueError, match="increasing"):
+        with pytest.raises(ValueError, match="no gap"):
             await apply_migrations(db, [MIGRATIONS[1], MIGRATIONS[0]])
+        with pytest.raises(ValueError, match="no gap"):
+            await apply_migrations(db, [MIGRATIONS[0], MIGRATIONS[2]])
 
 
 async def test_database_uses_wal(tmp_path: Path) -> None:

@@ -9,9 +9,11 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from ipaddress import IPv4Address
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -21,6 +23,7 @@ from adapters.telegram.rendering import split_html, visible_length
 from bot.app import Lore, open_lore
 from bot.settings import Settings
 from graphs.ingest.state import IngestRequest
+from storage.digests import DigestRepository
 from storage.processed_updates import ProcessedUpdates
 from tests.conftest import SettingsFactory
 from tests.fakes.http_server import ScriptedServer, static
@@ -533,3 +536,30 @@ async def test_answers_fall_back_to_edits_when_drafts_are_unknown(
         answer = await final_answer(fake, ALICE.id)
     assert answer.method == "editMessageText"  # the preview message became the answer
     assert "8 am" in answer.text
+
+
+# -- morning digest -------------------------------------------------------------------------
+
+
+async def test_digest_command_schedules_a_digest_that_arrives_once_with_its_message_id(
+    tg_settings: Settings, fake: FakeTelegram
+) -> None:
+    async with telegram(tg_settings, fake) as (lore, _):
+        await join(fake, ALICE)
+        await send(fake, ALICE, "/digest 25:00 Europe/Berlin")
+        await fake.wait_until_call(lambda c: c.chat_id == ALICE.id and "HH:MM" in c.text)
+        await send(fake, ALICE, "/digest 07:30 Europe/Berlin")
+        await fake.wait_until_call(
+            lambda c: c.chat_id == ALICE.id and "at 07:30 (Europe/Berlin)" in c.text
+        )
+        alice = await _member(lore, ALICE)
+        tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
+        due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
+        assert (await lore.bot.send_due_digests(due)).sent == 1
+        assert (await lore.bot.send_due_digests(due + timedelta(minutes=1))).sent == 0
+        [digest] = replies(fake, ALICE.id, "Good morning")
+        assert digest.text.startswith("<b>Good morning, Alice!")
+        [delivery] = await DigestRepository(lore.database).deliveries(alice.id)
+        assert delivery.message_id.isdigit()
+        await send(fake, ALICE, "/digest off")
+        await fake.wait_until_call(lambda c: c.chat_id == ALICE.id and "are off" in c.text)

@@ -6,13 +6,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from telegram import BotCommand, Message, User
+from telegram import BotCommand, Chat, Message, User
 
 from adapters.telegram.buttons import approval_keyboard, forget_keyboard
-from adapters.telegram.context import EdgeContext, PendingSource, identity_of
-from adapters.telegram.ingest_chat import offer_or_ingest
+from adapters.telegram.context import EdgeContext, PendingSource, chat_ref, identity_of
+from adapters.telegram.ingest_chat import offer_or_ingest, run_ingest
 from adapters.telegram.rendering import escape
-from bot.conversation import NOT_INVITED
+from adapters.telegram.streaming import StatusMessage
+from bot.conversation import LINK_REPLIES, NOT_INVITED
+from bot.errors import LoreError
 from bot.ingest_requests import UserId
 
 __all__ = ["MEMBER_COMMANDS", "OWNER_COMMANDS", "run_command"]
@@ -31,7 +33,10 @@ OWNER_COMMANDS = (
     BotCommand("budget", "Today's spending against the cap"),
     BotCommand("approvals", "Requests waiting for your decision"),
     BotCommand("unanswered", "Questions the knowledge could not answer"),
-    BotCommand("share", "Add a note to the shared knowledge"),
+    BotCommand("share", "Share a document from /sources, or a note"),
+    BotCommand("watch", "Follow a feed or page for the shared knowledge"),
+    BotCommand("watches", "List the watched feeds and pages"),
+    BotCommand("unwatch", "Stop following a feed or page"),
 )
 
 HELP = (
@@ -39,13 +44,17 @@ HELP = (
     "Send me a file, a link or a forwarded message and I remember it in your private notes; "
     "/note TEXT saves a note.\n"
     "/sources lists what you saved, /forget deletes it.\n"
+    "/link gives a code that joins your account in another chat app to this one.\n"
+    "/digest 07:30 Europe/Berlin sends you a morning digest (/digest off stops it).\n"
     "In group chats, mention me or reply to me; there I only use the shared knowledge."
 )
 OWNER_HELP = (
     "\n\nOwner: /invite makes an invite link, /budget shows today's spending, "
     "/approvals lists waiting requests, /unanswered shows questions without a source, "
-    "/share TEXT adds a note to the shared knowledge. Files and links you send ask "
-    "Private or Shared."
+    "/share NUMBER publishes that document from /sources to the shared knowledge, "
+    "/share TEXT adds a note there. Files and links you send ask "
+    "Private or Shared. /watch URL follows a feed or page for the shared knowledge; "
+    "/watches lists them, /unwatch URL stops one."
 )
 SOURCES_SHOWN = 30
 
@@ -109,13 +118,42 @@ async def _note(call: CommandCall) -> None:
 
 
 async def _share(call: CommandCall) -> None:
-    if not call.args.strip():
+    text = call.args.strip()
+    if not text:
         await call.message.reply_text(
-            "Usage: /share TEXT, or send me a file or link and tap Shared."
+            "Usage: /share NUMBER (a document from /sources), /share TEXT (a note), "
+            "or send me a file or link and tap Shared."
         )
         return
-    source = PendingSource(call.sender.id, text=call.args.strip(), title=call.args.strip()[:60])
-    await offer_or_ingest(call.edge, call.message, source, owner=True, user_id=call.caller.id)
+    if text.isdigit():
+        await _share_document(call, int(text))
+        return
+    source = PendingSource(call.sender.id, text=text, title=" ".join(text.split())[:60])
+    bot = call.message.get_bot()
+    status = StatusMessage(bot, call.message.chat_id, interval=call.edge.config.stream_interval)
+    await status.start("📥 Received, working on it…")
+    await run_ingest(
+        call.edge.bot, bot, status, source, owner_id=None, limit=call.edge.config.download_limit
+    )
+
+
+async def _share_document(call: CommandCall, number: int) -> None:
+    """Publish the private document numbered `number` in /sources to the shared knowledge."""
+    documents = await call.edge.bot.sources(call.caller.id)
+    if not 1 <= number <= len(documents):
+        await call.message.reply_text(f"/sources has no document number {number}.")
+        return
+    try:
+        title = await call.edge.bot.share_document(
+            identity_of(call.sender), documents[number - 1].id
+        )
+    except LoreError as exc:
+        await call.message.reply_text(f"🚫 {exc}")
+        return
+    await call.message.reply_html(
+        f"🌐 Shared: <b>{escape(title)}</b> is now in the shared knowledge "
+        "(your private copy stays)."
+    )
 
 
 async def _sources(call: CommandCall) -> None:
@@ -150,19 +188,59 @@ async def _forget(call: CommandCall) -> None:
     )
 
 
+DIGEST_USAGE = (
+    "Usage: /digest 07:30 Europe/Berlin (add 'quiet' to skip days with nothing new), "
+    "/digest off, /digest now."
+)
+
+
 async def _digest(call: CommandCall) -> None:
+    bot, identity = call.edge.bot, identity_of(call.sender)
     words = call.args.split()
-    if len(words) == 2 and not await call.edge.bot.set_timezone(call.caller.id, words[1]):
-        await call.message.reply_text(
-            f"I don't know the timezone {words[1]!r} (try Europe/Berlin)."
-        )
-        return
-    saved = " Your timezone is saved." if len(words) == 2 else ""
-    await call.message.reply_text("Morning digests are not scheduled yet." + saved)
+    try:
+        if words == ["off"]:
+            stopped = await bot.digest_off(identity)
+            await call.message.reply_text(
+                "Morning digests are off." if stopped else "Your morning digest was not on."
+            )
+        elif words == ["now"]:
+            await bot.digest_now(identity, chat_ref(call.message.chat))
+        elif len(words) in (2, 3) and words[2:] in ([], ["quiet"]):
+            quiet = len(words) == 3
+            schedule = await bot.set_digest(
+                identity, chat_ref(call.message.chat), words[0], words[1], quiet_days=quiet
+            )
+            await call.message.reply_text(
+                f"Your morning digest comes here at {schedule.local_time} ({schedule.timezone})"
+                + (", and not at all on days with nothing new." if quiet else ".")
+            )
+        else:
+            await call.message.reply_text(DIGEST_USAGE)
+    except LoreError as exc:
+        await call.message.reply_text(str(exc))
 
 
 async def _link(call: CommandCall) -> None:
-    await call.message.reply_text("Linking accounts across chat apps is not available yet.")
+    """`/link` makes a one-time code; `/link CODE` (from anyone) makes this account the code's.
+    Only in a private chat: a code shown in a group could be taken by anyone there."""
+    if call.message.chat.type != Chat.PRIVATE:
+        await call.message.reply_text("Send /link to me in a private chat.")
+        return
+    identity = identity_of(call.sender)
+    if call.args.strip():
+        result = await call.edge.bot.link_identity(identity, call.args.strip())
+        await call.message.reply_text(LINK_REPLIES[result.outcome])
+        return
+    code = await call.edge.bot.create_link_code(identity)
+    if code is None:
+        await call.message.reply_text(NOT_INVITED)
+        return
+    minutes = round((code.expires_at - code.created_at).total_seconds() / 60)
+    await call.message.reply_text(
+        f"Linking accounts: from your other account (another chat app, or the terminal chat) "
+        f"send\n/link {code.display}\nwithin {minutes} minutes. The code works once; both "
+        "accounts then share your private notes."
+    )
 
 
 async def _invite(call: CommandCall) -> None:
@@ -205,13 +283,61 @@ async def _unanswered(call: CommandCall) -> None:
     await call.message.reply_html("\n".join(lines))
 
 
-PUBLIC: dict[str, Command] = {"start": _start, "help": _help}
+async def _watch(call: CommandCall) -> None:
+    try:
+        added = await call.edge.bot.watch(identity_of(call.sender), call.args.strip())
+    except LoreError as exc:
+        await call.message.reply_text(str(exc))
+        return
+    source = added.source
+    if not added.created:
+        await call.message.reply_text(f"I already watch that (number {source.id}, see /watches).")
+        return
+    what = f"the feed {source.title!r}" if source.title else f"the {source.kind or 'page'}"
+    count = f" ({added.entries} entries now)" if added.entries is not None else ""
+    await call.message.reply_text(
+        f"👀 Watching {what}{count}, number {source.id}. What is new goes into the shared "
+        "knowledge at the next scan."
+    )
+
+
+async def _watches(call: CommandCall) -> None:
+    sources = await call.edge.bot.watches()
+    if not sources:
+        await call.message.reply_text("I watch nothing yet. Add a feed or page with /watch URL.")
+        return
+    lines = [f"<b>Watched sources</b> ({len(sources)})"]
+    for source in sources:
+        label = escape(source.title or source.url)
+        state = escape(source.last_error or (source.last_status or "not checked yet"))
+        due = f"{source.next_check_at:%Y-%m-%d %H:%M}"
+        lines.append(
+            f'{source.id}. <a href="{escape(source.url)}">{label}</a> '
+            f"<i>({source.kind or '?'}; {state}; next {due} UTC)</i>"
+        )
+    await call.message.reply_html("\n".join(lines), disable_web_page_preview=True)
+
+
+async def _unwatch(call: CommandCall) -> None:
+    try:
+        removed = await call.edge.bot.unwatch(identity_of(call.sender), call.args.strip())
+    except LoreError as exc:
+        await call.message.reply_text(str(exc))
+        return
+    if removed is None:
+        await call.message.reply_text("I don't watch that. /watches lists what I watch.")
+        return
+    await call.message.reply_text(
+        f"Stopped watching {removed.url}. What it brought stays in the shared knowledge."
+    )
+
+
+PUBLIC: dict[str, Command] = {"start": _start, "help": _help, "link": _link}
 MEMBERS: dict[str, Command] = {
     "note": _note,
     "sources": _sources,
     "forget": _forget,
     "digest": _digest,
-    "link": _link,
 }
 OWNERS: dict[str, Command] = {
     "invite": _invite,
@@ -219,6 +345,9 @@ OWNERS: dict[str, Command] = {
     "approvals": _approvals,
     "unanswered": _unanswered,
     "share": _share,
+    "watch": _watch,
+    "watches": _watches,
+    "unwatch": _unwatch,
 }
 
 

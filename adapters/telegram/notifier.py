@@ -1,5 +1,5 @@
 """The `Notifier` for Telegram: approval requests with buttons to owners, delivered outcomes,
-and plain messages to owners, sent outside any turn."""
+plain messages to owners and texts such as digests, sent outside any turn."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from telegram.constants import ParseMode
 from telegram.error import TelegramError
 
 from adapters.telegram.buttons import approval_keyboard, feedback_keyboard
-from adapters.telegram.rendering import TurnView, escape
+from adapters.telegram.rendering import TurnView, escape, split_html
 from bot.events import ApprovalPending, TurnEvent
 
 __all__ = ["TelegramNotifier", "approval_text"]
@@ -70,3 +70,20 @@ class TelegramNotifier:
             await self._bot.send_message(int(owner_platform_user_id), text)
         except TelegramError as exc:
             logger.warning("Could not message owner %s: %s", owner_platform_user_id, exc)
+
+    async def send_text(self, chat_id: str, text: str) -> str | None:
+        """Plain text (its first line bold), split to Telegram's limit; the first message's id,
+        or None when Telegram refused any part."""
+        head, _, rest = text.partition("\n")
+        markup = f"<b>{escape(head)}</b>" + (f"\n{escape(rest)}" if rest else "")
+        first: str | None = None
+        try:
+            for part in split_html(markup):
+                message = await self._bot.send_message(
+                    int(chat_id), part, parse_mode=ParseMode.HTML, disable_web_page_preview=True
+                )
+                first = first or str(message.message_id)
+        except TelegramError as exc:
+            logger.warning("Could not send a text to chat %s: %s", chat_id, exc)
+            return None
+        return first

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from graphs.llm.pricing import ModelPrice
 from graphs.llm.types import ChatModel
+from graphs.memory_recall import MemoryRecall
 from graphs.retrieval import Retriever
 from storage.approvals import ApprovalRepository
 from storage.budget import BudgetLedger
@@ -63,3 +64,5 @@ class AgentContext:
     actions: HighRiskActions
     limits: AgentLimits
     clock: Callable[[], datetime]
+    # Conversation memory (search_memory); without it the tool answers that memory is off.
+    memory: MemoryRecall | None = None

@@ -1,25 +1,32 @@
 """The agent's tools: strict schemas, argument parsing, risk labels, and what each one does.
 
 Arguments are parsed from the model's JSON (never by matching text) and checked against
-the schema; the acting user always comes from the turn, never from the arguments.
+the schema; the acting user always comes from the turn, never from the arguments. Every
+argument is a string; an optional one may be absent, null or "" (strict schemas list it
+as required with type ["string", "null"]), and a "date" one must be a real YYYY-MM-DD.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from datetime import date
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
 
 from graphs.agent.context import AgentContext
 from graphs.agent.state import PassageRef, TurnInput
 from graphs.llm.types import ToolSpec
+from graphs.memory_recall import RecalledExchange
 from graphs.retrieval import RetrievedPassage
 from storage.ids import DocumentId
 
 __all__ = [
     "TOOLS",
     "AgentTool",
+    "ToolArgument",
     "ToolArgumentError",
     "ToolResult",
     "offered_tools",
@@ -28,6 +35,8 @@ __all__ = [
 
 MAX_ARGUMENT_CHARS = 2000
 ENTRY_CHARS = 4000
+MEMORY_ANSWER_CHARS = 1200
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class ToolArgumentError(ValueError):
@@ -50,13 +59,27 @@ Runner = Callable[[AgentContext, TurnInput, Mapping[str, str], int], Awaitable[T
 
 
 @dataclass(frozen=True, slots=True)
+class ToolArgument:
+    """One string argument of a tool: required or optional, free text or a YYYY-MM-DD date."""
+
+    name: str
+    description: str
+    required: bool = True
+    format: Literal["text", "date"] = "text"
+
+    def schema(self) -> dict[str, Any]:
+        """The property's JSON schema (optional ones may be null, as strict mode requires)."""
+        kind: str | list[str] = "string" if self.required else ["string", "null"]
+        return {"type": kind, "description": self.description}
+
+
+@dataclass(frozen=True, slots=True)
 class AgentTool:
     """A tool: its schema, risk label, status line, and runner."""
 
     name: str
     description: str
-    argument: str
-    argument_description: str
+    arguments: tuple[ToolArgument, ...]
     high_risk: bool
     status: str
     run: Runner
@@ -70,32 +93,57 @@ class AgentTool:
             self.description,
             {
                 "type": "object",
-                "properties": {
-                    self.argument: {"type": "string", "description": self.argument_description}
-                },
-                "required": [self.argument],
+                "properties": {argument.name: argument.schema() for argument in self.arguments},
+                "required": [argument.name for argument in self.arguments],
                 "additionalProperties": False,
             },
         )
 
 
 def parse_arguments(tool: AgentTool, raw: str) -> dict[str, str]:
-    """Parse and check the model's JSON arguments; raise `ToolArgumentError` if they don't fit."""
+    """Parse and check the model's JSON arguments; raise `ToolArgumentError` if they don't fit.
+
+    Absent optional arguments (missing, null or blank) are left out of the result.
+    """
     try:
         value = json.loads(raw or "{}")
     except json.JSONDecodeError as exc:
         raise ToolArgumentError(f"{tool.name}: arguments are not valid JSON") from exc
     if not isinstance(value, dict):
         raise ToolArgumentError(f"{tool.name}: arguments must be a JSON object")
-    extra = set(value) - {tool.argument}
+    extra = set(value) - {argument.name for argument in tool.arguments}
     if extra:
         raise ToolArgumentError(f"{tool.name}: unexpected arguments {sorted(extra)}")
-    argument = value.get(tool.argument)
-    if not isinstance(argument, str) or not argument.strip():
-        raise ToolArgumentError(f"{tool.name}: {tool.argument} must be a non-empty string")
-    if len(argument) > MAX_ARGUMENT_CHARS:
-        raise ToolArgumentError(f"{tool.name}: {tool.argument} is too long")
-    return {tool.argument: argument.strip()}
+    parsed: dict[str, str] = {}
+    for argument in tool.arguments:
+        text = _argument_text(tool, argument, value.get(argument.name))
+        if text is not None:
+            parsed[argument.name] = text
+    return parsed
+
+
+def _argument_text(tool: AgentTool, argument: ToolArgument, item: object) -> str | None:
+    blank = item is None or (isinstance(item, str) and not item.strip())
+    if blank and not argument.required:
+        return None
+    if not isinstance(item, str) or not item.strip():
+        raise ToolArgumentError(f"{tool.name}: {argument.name} must be a non-empty string")
+    if len(item) > MAX_ARGUMENT_CHARS:
+        raise ToolArgumentError(f"{tool.name}: {argument.name} is too long")
+    text = item.strip()
+    if argument.format == "date" and _day(text) is None:
+        raise ToolArgumentError(f"{tool.name}: {argument.name} must be a date like 2026-11-28")
+    return text
+
+
+def _day(text: str | None) -> date | None:
+    """A YYYY-MM-DD string as a date; None when absent or not a real day."""
+    if text is None or not _ISO_DAY.fullmatch(text):
+        return None
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
 
 
 def _passages(hits: list[RetrievedPassage], first_ref: int) -> ToolResult:
@@ -173,6 +221,59 @@ async def _get_entry(
     return ToolResult(payload, (ref,))
 
 
+def _exchanges(found: list[RecalledExchange], first_ref: int, timezone: str) -> ToolResult:
+    try:
+        zone = ZoneInfo(timezone)
+    except (KeyError, ValueError):
+        zone = ZoneInfo("UTC")
+    refs: list[PassageRef] = []
+    rows: list[dict[str, Any]] = []
+    for offset, exchange in enumerate(found):
+        when = f"{exchange.created_at.astimezone(zone):%Y-%m-%d %H:%M}"
+        ref = PassageRef(
+            first_ref + offset,
+            exchange.turn_id,
+            f"Our conversation on {when}",
+            "conversation memory",
+            True,
+            kind="memory",
+        )
+        refs.append(ref)
+        answer = exchange.answer
+        if len(answer) > MEMORY_ANSWER_CHARS:
+            answer = answer[:MEMORY_ANSWER_CHARS].rstrip() + "\u2026"
+        rows.append(
+            {
+                "ref": ref.ref,
+                "when": when,
+                "question": exchange.question,
+                "answer": answer,
+                "relevance": round(exchange.relevance, 3),
+            }
+        )
+    return ToolResult({"exchanges": rows}, tuple(refs))
+
+
+async def _search_memory(
+    ctx: AgentContext, turn: TurnInput, args: Mapping[str, str], first_ref: int
+) -> ToolResult:
+    if turn.is_group:  # never reached: the tool is not offered in groups; fail closed anyway
+        return ToolResult({"error": "Past conversations are not searched in group chats."})
+    if ctx.memory is None:
+        return ToolResult({"error": "Conversation memory is not switched on here."})
+    day_from, day_to = _day(args.get("day_from")), _day(args.get("day_to"))
+    if day_from is not None and day_to is not None and day_from > day_to:
+        raise ToolArgumentError("search_memory: day_from is after day_to")
+    found = await ctx.memory.search(
+        args["query"],
+        user_id=turn.user_id,
+        day_from=day_from,
+        day_to=day_to,
+        limit=ctx.limits.search_limit,
+    )
+    return _exchanges(found, first_ref, turn.timezone)
+
+
 async def _draft_contact_message(
     ctx: AgentContext, turn: TurnInput, args: Mapping[str, str], _first_ref: int
 ) -> ToolResult:
@@ -196,8 +297,7 @@ TOOLS: Mapping[str, AgentTool] = {
         AgentTool(
             "search_knowledge",
             "Search the team's shared knowledge base.",
-            "query",
-            "What to look for, in plain words.",
+            (ToolArgument("query", "What to look for, in plain words."),),
             high_risk=False,
             status="Searching the knowledge base...",
             run=_search_knowledge,
@@ -205,18 +305,41 @@ TOOLS: Mapping[str, AgentTool] = {
         AgentTool(
             "search_private",
             "Search the private notes of the person you are talking with.",
-            "query",
-            "What to look for, in plain words.",
+            (ToolArgument("query", "What to look for, in plain words."),),
             high_risk=False,
             status="Searching your notes...",
             run=_search_private,
             private_only=True,
         ),
         AgentTool(
+            "search_memory",
+            "Search your past conversations with the person you are talking with: what they "
+            "asked and what you answered, optionally only on days from day_from to day_to "
+            "(inclusive, in their timezone).",
+            (
+                ToolArgument("query", "What to look for; the whole question if no topic."),
+                ToolArgument(
+                    "day_from",
+                    "First day to search, YYYY-MM-DD, or null for no lower bound.",
+                    required=False,
+                    format="date",
+                ),
+                ToolArgument(
+                    "day_to",
+                    "Last day to search, YYYY-MM-DD, or null for no upper bound.",
+                    required=False,
+                    format="date",
+                ),
+            ),
+            high_risk=False,
+            status="Looking through our past conversations...",
+            run=_search_memory,
+            private_only=True,
+        ),
+        AgentTool(
             "get_entry",
             "Read one stored document by its id.",
-            "document_id",
-            "The document_id from a search result.",
+            (ToolArgument("document_id", "The document_id from a search result."),),
             high_risk=False,
             status="Opening the document...",
             run=_get_entry,
@@ -224,8 +347,7 @@ TOOLS: Mapping[str, AgentTool] = {
         AgentTool(
             "draft_contact_message",
             "Send a message from this person to the owner. Runs only after owner approval.",
-            "message",
-            "The message for the owner.",
+            (ToolArgument("message", "The message for the owner."),),
             high_risk=True,
             status="Asking the owner...",
             run=_draft_contact_message,
@@ -234,8 +356,11 @@ TOOLS: Mapping[str, AgentTool] = {
             "share_to_knowledge",
             "Publish one of this person's private documents to the shared knowledge base. "
             "Runs only after owner approval.",
-            "document_id",
-            "The document_id of one of the person's private documents.",
+            (
+                ToolArgument(
+                    "document_id", "The document_id of one of the person's private documents."
+                ),
+            ),
             high_risk=True,
             status="Asking the owner...",
             run=_share_to_knowledge,

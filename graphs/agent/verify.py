@@ -1,6 +1,12 @@
 """The end of every turn: keep only citations that name stored documents (invariant 5), turn an
 unsupported answer into a refusal, record unanswered questions and grounding risks, book the
-turn in `turn_log`, and stream the final events."""
+turn in `turn_log`, and stream the final events.
+
+A search_memory result cites a past turn, not a document: such a citation is kept only if
+its number came from search_memory in this turn and that turn is still in `turn_log` and
+belongs to the same person. A turn that only searched memory and found nothing is a
+refusal but not an unanswered question (nothing is missing from the knowledge).
+"""
 
 from __future__ import annotations
 
@@ -20,10 +26,12 @@ from storage.turns import TurnOutcome, TurnRecord
 __all__ = ["NO_SOURCE", "cited_refs", "finish_turn", "log_turn"]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
-SEARCH_TOOLS = frozenset({"search_knowledge", "search_private", "get_entry"})
+MEMORY_TOOL = "search_memory"
+SEARCH_TOOLS = frozenset({"search_knowledge", "search_private", "get_entry", MEMORY_TOOL})
 NO_SOURCE = (
     "I couldn't find a source for that in the knowledge base, so I won't answer from memory."
 )
+NO_MEMORY = "I couldn't find that in our past conversations, so I won't guess."
 GROUNDING_RISK_CHARS = 300
 
 
@@ -45,12 +53,28 @@ async def _valid_citations(
     dropped: list[int] = []
     for number in cited_refs(answer):
         ref = passages.get(number)
-        stored = ref is not None and await ctx.documents.get(DocumentId(ref.document_id))
-        if ref is not None and stored:
+        if ref is not None and await _stored(ctx, state, ref):
             valid.append(ref)
         else:
             dropped.append(number)
     return valid, dropped
+
+
+async def _stored(ctx: AgentContext, state: AgentState, ref: PassageRef) -> bool:
+    """Whether a numbered source names something stored: a document, or the person's turn."""
+    if ref.kind == "memory":
+        if MEMORY_TOOL not in state.get("tools_used", []):
+            return False
+        record = await ctx.turns.get(TurnId(ref.document_id))
+        return record is not None and record.user_id == state["turn"].user_id
+    if ref.kind != "document":
+        return False
+    return await ctx.documents.get(DocumentId(ref.document_id)) is not None
+
+
+def _memory_only(state: AgentState) -> bool:
+    """Whether the only search this turn was of past conversations."""
+    return SEARCH_TOOLS & set(state.get("tools_used", [])) == {MEMORY_TOOL}
 
 
 def _strip(answer: str, dropped: list[int]) -> str:
@@ -112,7 +136,7 @@ async def _judge(
     if state.get("finish_reason") == "refusal":
         return answer, [], True
     if searched and not valid:
-        return NO_SOURCE, [], True
+        return (NO_MEMORY if _memory_only(state) else NO_SOURCE), [], True
     if not searched and not valid and len(answer) > GROUNDING_RISK_CHARS:
         await ctx.incidents.record_citation_event(
             TurnId(turn.turn_id),
@@ -144,7 +168,7 @@ async def finish_turn(
     else:
         answer, citations, unanswered = await _judge(ctx, state, state.get("answer", ""))
         final = TurnOutcome.REFUSED if unanswered else TurnOutcome.ANSWERED
-        if unanswered:
+        if unanswered and not _memory_only(state):
             await ctx.turns.record_unanswered(
                 user_id=turn.user_id,
                 chat_id=turn.chat_id,
@@ -152,6 +176,7 @@ async def finish_turn(
                 reason="no supporting source",
                 now=ctx.clock(),
             )
+        if unanswered:
             runtime.stream_writer(RefusalEvent("no_source", answer))
     events = tuple(
         CitationEvent(ref.ref, ref.document_id, ref.title, ref.source, ref.private)

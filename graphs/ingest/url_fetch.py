@@ -45,6 +45,7 @@ from graphs.ingest.url_safety import (
 __all__ = [
     "DEFAULT_CONTENT_TYPES",
     "FetchLimits",
+    "FetchStatusError",
     "FetchedResource",
     "SafeFetcher",
 ]
@@ -67,6 +68,19 @@ DEFAULT_CONTENT_TYPES: frozenset[str] = frozenset(
 )
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+class FetchStatusError(FetchFailedError):
+    """The server answered an HTTP error status; `retry_after` is its Retry-After header, if any.
+
+    A `FetchFailedError` like any other (same polite message); watchers read `status`
+    and `retry_after` to back off as the server asked (429, 503).
+    """
+
+    def __init__(self, message: str, *, status: int, retry_after: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,7 +224,7 @@ class SafeFetcher:
         status = response.status_code
         media_type, charset = _content_type(response.headers.get("content-type"))
         if status != 304:
-            _check_status(status, parsed)
+            _check_status(status, parsed, response.headers.get("retry-after"))
             if media_type not in self._content_types:
                 shown = media_type or "no content type"
                 raise UnsupportedContentTypeError(
@@ -274,10 +288,14 @@ def _tls_extensions(parsed: ParsedUrl) -> dict[str, str]:
     return {}
 
 
-def _check_status(status: int, parsed: ParsedUrl) -> None:
+def _check_status(status: int, parsed: ParsedUrl, retry_after: str | None) -> None:
     if 200 <= status < 300:
         return
-    raise FetchFailedError(f"{redact_url(parsed.url)} answered HTTP {status}, so I saved nothing.")
+    raise FetchStatusError(
+        f"{redact_url(parsed.url)} answered HTTP {status}, so I saved nothing.",
+        status=status,
+        retry_after=retry_after,
+    )
 
 
 def _content_type(header: str | None) -> tuple[str, str | None]:

@@ -8,6 +8,10 @@ Each call looks at the conversation since the last user message:
   (greetings, help, a request that cannot be served in this chat);
 - a share request whose private search found a note at or above the threshold, and no
   share result yet: call share_to_knowledge with that note's document id;
+- a question about past conversations ("what did I ask you yesterday?"): call
+  search_memory with the days resolved from today's date in the system prompt
+  (`graphs.llm.offline_memory`), or ask back when the date is ambiguous; then quote the
+  exchanges found with their time and "[ref]";
 - otherwise answer from the tool results (`graphs.llm.offline_answer`): approval
   outcomes are confirmed, a fetched document is shown, passages at or above the
   threshold are quoted with "[ref]" citations, and with none the answer is a refusal
@@ -23,6 +27,7 @@ import json
 import math
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from graphs.llm.offline_answer import (
     Answer,
@@ -36,6 +41,7 @@ from graphs.llm.offline_answer import (
     refusal,
     search_answer,
 )
+from graphs.llm.offline_memory import Clarify, memory_answer, memory_request, today_from_prompt
 from graphs.llm.offline_router import Route, route
 from graphs.llm.types import (
     ChatMessage,
@@ -72,6 +78,7 @@ SEARCH_PRIVATE = "search_private"
 GET_ENTRY = "get_entry"
 CONTACT = "draft_contact_message"
 SHARE = "share_to_knowledge"
+SEARCH_MEMORY = "search_memory"
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +159,8 @@ class OfflineModel:
         wanted = route(question)
         results = read_tool_results(turn)
         if tool_choice != "none" and not results.tools_run:
+            if wanted.kind == "memory":
+                return _memory_step(question, _today(messages), offered)
             step = _first_step(wanted, question, offered)
             if not step.calls and tool_choice == "required" and SEARCH_KNOWLEDGE in offered:
                 return _Step(calls=((SEARCH_KNOWLEDGE, {"query": question}),))
@@ -160,7 +169,19 @@ class OfflineModel:
             note = self._share_candidate(results)
             if note is not None and SHARE in offered:
                 return _Step(calls=((SHARE, {"document_id": note.document_id}),))
+        if wanted.kind == "memory" and SEARCH_MEMORY in results.tools_run:
+            return _Step(answer=self._memory_answer(question, _today(messages), results))
         return _Step(answer=self._answer(question, wanted, results, offered, max_chars))
+
+    def _memory_answer(self, question: str, today: date | None, results: ToolResults) -> Answer:
+        if results.errors and not results.exchanges:
+            return error_answer(results.errors[0])
+        query, span = memory_request(question, today)
+        if isinstance(span, Clarify):  # the call came from elsewhere; never guess a day
+            return Answer((span.question,))
+        return memory_answer(
+            results.exchanges, span, topic=query != question.strip(), threshold=self._threshold
+        )
 
     def _share_candidate(self, results: ToolResults) -> Source | None:
         notes = [p for p in results.passages if p.private and p.relevance >= self._threshold]
@@ -218,6 +239,27 @@ def _current_turn(messages: Sequence[ChatMessage]) -> tuple[str, Sequence[ChatMe
         if messages[index].role == "user":
             return messages[index].content, messages[index + 1 :]
     return "", messages
+
+
+def _today(messages: Sequence[ChatMessage]) -> date | None:
+    """Today's date from the system prompt, if it states one."""
+    system = next((m.content for m in messages if m.role == "system"), "")
+    return today_from_prompt(system)
+
+
+def _memory_step(question: str, today: date | None, offered: frozenset[str]) -> _Step:
+    """Search past conversations over the days the question names, or ask which days."""
+    if SEARCH_MEMORY not in offered:
+        return _reply("I only look back at our conversations in a private chat with me.")
+    query, span = memory_request(question, today)
+    if isinstance(span, Clarify):
+        return _reply(span.question)
+    arguments = {"query": query}
+    if span.first is not None:
+        arguments["day_from"] = span.first.isoformat()
+    if span.last is not None:
+        arguments["day_to"] = span.last.isoformat()
+    return _Step(calls=((SEARCH_MEMORY, arguments),))
 
 
 def _first_step(wanted: Route, question: str, offered: frozenset[str]) -> _Step:
@@ -282,6 +324,8 @@ def _help(offered: frozenset[str]) -> Answer:
         )
     if extras:
         parts.append(f" I can also {' or '.join(extras)}; the owner approves those first.")
+    if SEARCH_MEMORY in offered:
+        parts.append(" Ask \u201cwhat did I ask you yesterday?\u201d to look back at our chats.")
     return Answer(tuple(parts))
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "MAX_PASSAGES",
     "REFUSAL_TEXT",
     "Answer",
+    "Exchange",
     "Source",
     "ToolResults",
     "coverage",
@@ -69,6 +70,17 @@ class Source:
 
 
 @dataclass(frozen=True, slots=True)
+class Exchange:
+    """One past question and answer a search_memory result showed, citable by `ref`."""
+
+    ref: int
+    when: str
+    question: str
+    answer: str
+    relevance: float
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResults:
     """Everything the tools returned since the last user message."""
 
@@ -77,6 +89,7 @@ class ToolResults:
     outcomes: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     errors: tuple[str, ...] = ()
     tools_run: frozenset[str] = frozenset()
+    exchanges: tuple[Exchange, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +109,7 @@ def read_tool_results(messages: Sequence[ChatMessage]) -> ToolResults:
     """Parse the tool messages among `messages` (the current turn); bad JSON is an error."""
     passages: dict[int, Source] = {}
     documents: dict[int, Source] = {}
+    exchanges: dict[int, Exchange] = {}
     outcomes: list[tuple[str, Mapping[str, Any]]] = []
     errors: list[str] = []
     run: set[str] = set()
@@ -107,10 +121,8 @@ def read_tool_results(messages: Sequence[ChatMessage]) -> ToolResults:
         payload = _json_object(message.content)
         if payload is None or "error" in payload:
             errors.append(_error_text(payload))
-        elif isinstance(payload.get("passages"), list):
-            for item in payload["passages"]:
-                if (source := _source(item, private=name == "search_private")) is not None:
-                    passages.setdefault(source.ref, source)
+        elif _collect_lists(payload, name, passages, exchanges):
+            pass
         elif (source := _source(payload.get("document"), private=False)) is not None:
             documents.setdefault(source.ref, source)
         elif "status" in payload:
@@ -121,6 +133,40 @@ def read_tool_results(messages: Sequence[ChatMessage]) -> ToolResults:
         outcomes=tuple(outcomes),
         errors=tuple(dict.fromkeys(errors)),
         tools_run=frozenset(run),
+        exchanges=tuple(exchanges.values()),
+    )
+
+
+def _collect_lists(
+    payload: Mapping[str, Any],
+    tool: str,
+    passages: dict[int, Source],
+    exchanges: dict[int, Exchange],
+) -> bool:
+    """Add a search result's passages or exchanges; False if `payload` is neither."""
+    if isinstance(payload.get("passages"), list):
+        for item in payload["passages"]:
+            if (source := _source(item, private=tool == "search_private")) is not None:
+                passages.setdefault(source.ref, source)
+        return True
+    if isinstance(payload.get("exchanges"), list):
+        for item in payload["exchanges"]:
+            if (exchange := _exchange(item)) is not None:
+                exchanges.setdefault(exchange.ref, exchange)
+        return True
+    return False
+
+
+def _exchange(item: object) -> Exchange | None:
+    if not isinstance(item, dict) or not isinstance(item.get("ref"), int):
+        return None
+    relevance = item.get("relevance")
+    return Exchange(
+        ref=item["ref"],
+        when=str(item.get("when") or ""),
+        question=str(item.get("question") or ""),
+        answer=str(item.get("answer") or ""),
+        relevance=float(relevance) if isinstance(relevance, int | float) else 0.0,
     )
 
 

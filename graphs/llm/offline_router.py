@@ -16,11 +16,16 @@ normalised; rules 3 and 4 are anchored at the start, so a request must *be* a re
 4. share -> search_private, then share_to_knowledge: starts with share/publish + "my ..."
    ("share my note about the offsite with everyone"), or "make my ... public". The topic
    is what follows "my note about|on|called|titled ...", else the rest of "my ...".
-5. question -> search_knowledge (+ search_private when offered): everything else.
+5. memory -> search_memory: asks what was said before, at the start (after "please",
+   "can you remind/tell/show me", "remind me"): "what (did/have) I ask(ed)/tell/told/
+   say/said (you) ...", "what did we talk/discuss/chat about ...", "what was/were my
+   (last) question(s) ...", "which questions did I ask ...". The days it names are resolved
+   by `graphs.llm.offline_memory`; "what did I write/save ..." stays a question (rule 6).
+6. question -> search_knowledge (+ search_private when offered): everything else.
 
 Rules 3 and 4 need the imperative at the start and an owner/admin or "my ..." object, so
 questions that only *mention* owners or sharing ("who is the owner of the wifi?", "can I
-share my notes?", "what does share_to_knowledge do?") are questions (rule 5), never a
+share my notes?", "what does share_to_knowledge do?") are questions (rule 6), never a
 high-risk tool. "can I ..." asks about a capability; only "can you ..." asks Lore to act.
 
 A question refers to the user's own material (`private_ref`) when it says "my
@@ -40,7 +45,7 @@ from typing import Literal
 
 __all__ = ["Route", "RouteKind", "normalise", "route"]
 
-RouteKind = Literal["greeting", "document", "contact", "share", "question"]
+RouteKind = Literal["greeting", "document", "contact", "share", "memory", "question"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +132,15 @@ _TOPIC = re.compile(
     r"(?P<topic>.+)$",
     re.IGNORECASE | re.DOTALL,
 )
+_MEMORY = re.compile(
+    r"^(?:(?:hey|hi|ok|okay|lore|so|and|please)\s+)*"
+    r"(?:(?:can|could|would|will)\s+you\s+(?:please\s+)?(?:remind|tell|show)\s+me\s+"
+    r"|(?:remind|tell|show)\s+me\s+)?"
+    r"(?:(?:what|which\s+questions?)\s+(?:(?:did|have|had)\s+)?i\s+(?:ever\s+|already\s+)?"
+    r"(?:ask|asked|tell|told|say|said)\b"
+    r"|what\s+(?:did|have)\s+we\s+(?:talk|talked|discuss|discussed|chat|chatted)\b"
+    r"|what\s+(?:was|were)\s+my\s+(?:last\s+|previous\s+|earlier\s+)?questions?\b)"
+)
 _PRIVATE_REF = re.compile(
     r"\b(?:my\s+(?:own\s+)?(?:private\s+)?(?:notes?|documents?|docs|files?|uploads?|links?"
     r"|bookmarks?|entries|pages)"
@@ -154,6 +168,8 @@ def route(text: str) -> Route:
         return Route("greeting")
     if document := _DOCUMENT.search(plain):
         return Route("document", document.group("id"))
+    if _MEMORY.match(folded):
+        return Route("memory", plain)
     if (message := _contact_message(plain)) is not None:
         return Route("contact", message)
     if (topic := _share_topic(plain)) is not None:
