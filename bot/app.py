@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 from bot.actions import ApprovedActions
 from bot.conversation import Conversations
+from bot.digest_summary import DigestSummariser
 from bot.digests import Digests
 from bot.errors import StartupError, StoreBusyError
 from bot.memory import ConversationMemory
@@ -153,6 +154,9 @@ async def open_lore(
         await budget.abandon_stale(now=_utc_now())
         limits = _agent_limits(settings)
 
+        def budget_day() -> str:
+            return _utc_now().astimezone(ZoneInfo(settings.budget_timezone)).strftime("%Y-%m-%d")
+
         async def ingest_shared(request: IngestRequest) -> IngestResult:
             return await ingest(ingest_graph, request, context)
 
@@ -220,9 +224,7 @@ async def open_lore(
             turns=turns,
             budget=budget,
             budget_cap_usd=settings.daily_budget_usd,
-            budget_day=lambda: (
-                _utc_now().astimezone(ZoneInfo(settings.budget_timezone)).strftime("%Y-%m-%d")
-            ),
+            budget_day=budget_day,
             digests=Digests(
                 schedules=DigestRepository(database),
                 users=users,
@@ -234,6 +236,15 @@ async def open_lore(
                 budget_cap_usd=settings.daily_budget_usd,
                 budget_timezone=settings.budget_timezone,
                 clock=_utc_now,
+                summariser=DigestSummariser(
+                    model=model,
+                    price=price,
+                    budget=budget,
+                    daily_budget_micros=limits.daily_budget_micros,
+                    budget_day=budget_day,
+                )
+                if settings.llm_base_url  # the offline provider keeps the plain list
+                else None,
             ),
         )
         logger.info(

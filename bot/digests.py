@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from bot.digest_summary import DigestSummariser
 from bot.errors import DigestError
 from bot.events import ChatRef
 from bot.notifications import Notifiers
@@ -143,6 +144,7 @@ class Digests:
         budget_timezone: str,
         clock: Callable[[], datetime],
         grace: timedelta = DIGEST_GRACE,
+        summariser: DigestSummariser | None = None,
     ) -> None:
         self._schedules = schedules
         self._users = users
@@ -155,6 +157,7 @@ class Digests:
         self._budget_zone = ZoneInfo(budget_timezone)
         self._clock = clock
         self._grace = grace
+        self._summariser = summariser
         self._sending = asyncio.Lock()
 
     async def set(
@@ -187,7 +190,8 @@ class Digests:
         now = self._clock()
         schedule = await self._schedules.get(user.id)
         since = _since(schedule, now)
-        text, _ = await self.compose(user, since=since, now=now)
+        text, empty = await self.compose(user, since=since, now=now)
+        text = await self._summarised(user, text, empty)
         message_id = await self._send(chat.platform, chat.chat_id, text)
         if message_id is None:
             raise DigestError("Sorry, I could not send your digest just now. Please try again.")
@@ -217,6 +221,7 @@ class Digests:
         if empty and schedule.quiet_days:
             await self._schedules.mark_quiet(user.id, day)
             return "quiet"
+        text = await self._summarised(user, text, empty)
         message_id = await self._send(schedule.platform, schedule.chat_id, text)
         if message_id is None:
             retry_at = now + retry_delay(schedule.failures)
@@ -225,6 +230,12 @@ class Digests:
             return "failed"
         await self._schedules.record_delivery(user.id, day, message_id, now=now)
         return "sent"
+
+    async def _summarised(self, user: User, text: str, empty: bool) -> str:
+        """The model's summary when one is configured; a one-line "nothing new" stays as is."""
+        if self._summariser is None or empty:
+            return text
+        return await self._summariser.summarise(user.display_name, text)
 
     async def _send(self, platform: str, chat_id: str, text: str) -> str | None:
         notifier = self._notifiers.for_platform(platform)

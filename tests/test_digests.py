@@ -20,6 +20,7 @@ from storage.digests import DigestRepository, DigestSchedule
 from storage.ids import UserId
 from tests.chat_turns import OWNER, ask, invite
 from tests.conftest import SettingsFactory
+from tests.fakes.openai_server import FakeOpenAI
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # Tomorrow (real date) so documents ingested now count as new for a digest set up now.
@@ -269,3 +270,84 @@ async def test_digest_now_sends_at_once_and_leaves_the_daily_digest_due(lore: Lo
     stranger = Identity("telegram", "nobody", "Nobody")
     with pytest.raises(DigestError, match="invited"):
         await lore.bot.digest_now(stranger, private_chat(stranger))
+
+
+SUMMARY = "Morning Mia! The shared knowledge gained Lunch, and your notes gained Bike."
+
+
+async def _digest_with_news(lore: Lore) -> DigestBox:
+    box = boxes(lore)
+    mia = await member_with_digest(lore)
+    await lore.bot.ingest(IngestRequest(None, text="Lunch moves to 12:30.", title="Lunch"))
+    mia_id = await user_id(lore, mia)
+    await lore.bot.ingest(IngestRequest(mia_id, text="My bike code is 4411.", title="Bike"))
+    return box
+
+
+def _budget_days() -> set[str]:
+    """Today in the budget's timezone (UTC in tests), both sides of a midnight just passed."""
+    now = datetime.now(UTC)
+    return {(now - timedelta(minutes=1)).date().isoformat(), now.date().isoformat()}
+
+
+async def _settled(lore: Lore) -> tuple[int, int]:
+    """Settled and still-open micro-dollars over today's budget days."""
+    ledger = BudgetLedger(lore.database)
+    days = [await ledger.summary(day) for day in sorted(_budget_days())]
+    return sum(d.settled_micros for d in days), sum(d.open_micros for d in days)
+
+
+async def test_with_a_configured_model_the_digest_is_its_summary_booked_on_the_budget(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue_text(SUMMARY, usage=(400, 30, 0))
+    async with open_lore(llm_settings()) as lore:
+        box = await _digest_with_news(lore)
+        run = await lore.bot.send_due_digests(berlin(7, 30))
+        settled, still_open = await _settled(lore)
+    assert run.sent == 1
+    assert box.texts == [("mia", SUMMARY)]
+    assert (settled, still_open) == (400 * 1 + 30 * 2, 0)  # $1 in, $2 out per million tokens
+    [request] = fake_openai.requests
+    system, user = request.body["messages"]
+    assert system["role"] == "system"
+    assert "for Mia" in system["content"]
+    assert "keep every document title" in system["content"]
+    assert user["role"] == "user"
+    assert "New in the shared knowledge (1):\n• Lunch" in user["content"]
+    assert "tools" not in request.body
+    assert 300 in (request.body.get("max_tokens"), request.body.get("max_completion_tokens"))
+
+
+async def test_with_the_budget_spent_the_plain_digest_is_sent_and_the_model_never_asked(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI
+) -> None:
+    fake_openai.enqueue_text(SUMMARY)
+    async with open_lore(llm_settings(daily_budget_usd=0.0001)) as lore:
+        box = await _digest_with_news(lore)
+        run = await lore.bot.send_due_digests(berlin(7, 30))
+        settled, still_open = await _settled(lore)
+    assert run.sent == 1
+    [(_, text)] = box.texts
+    assert text.startswith("Good morning, Mia! Your digest for")
+    assert "New in your notes (1):\n• Bike" in text
+    assert fake_openai.requests == []
+    assert (settled, still_open) == (0, 0)
+
+
+async def test_when_the_model_fails_the_plain_digest_is_sent_and_nothing_is_booked(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI
+) -> None:
+    for _ in range(3):  # the first try and both retries
+        fake_openai.enqueue_error(500, retry_after=0)
+    async with open_lore(llm_settings()) as lore:
+        box = await _digest_with_news(lore)
+        mia = Identity("telegram", "mia", "Mia")
+        message_id = await lore.bot.digest_now(mia, private_chat(mia))
+        settled, still_open = await _settled(lore)
+    assert message_id == "m1"
+    [(_, text)] = box.texts
+    assert text.startswith("Good morning, Mia! Your digest for")
+    assert "New in the shared knowledge (1):\n• Lunch" in text
+    assert len(fake_openai.requests) == 3
+    assert (settled, still_open) == (0, 0)
