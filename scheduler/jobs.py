@@ -71,9 +71,11 @@ async def scan_watched_sources(bot: Bot, now: datetime) -> str:
 
 
 async def send_digests(bot: Bot, now: datetime) -> str:
-    """Send the morning digests due at `now` (retries and late sends included)."""
+    """Scan the watched sources that are due, then send the morning digests due at `now`
+    (retries and late sends included), so a digest carries what the scan just found."""
+    scan = await scan_watched_sources(bot, now)
     run = await bot.send_due_digests(now)
-    return f"{run.sent} digests sent, {run.failed} failed, {run.quiet} quiet"
+    return f"{scan}; {run.sent} digests sent, {run.failed} failed, {run.quiet} quiet"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +90,7 @@ class JobSpec:
 JOBS: tuple[JobSpec, ...] = (
     JobSpec("expire_approvals", 60.0, expire_approvals),
     JobSpec("reindex", 300.0, reindex),
-    # Sources are due every WATCH_INTERVAL_MINUTES; checking often keeps digests fresh.
-    JobSpec("scan_watched_sources", 300.0, scan_watched_sources),
+    # Also scans the watched sources that are due (each every WATCH_INTERVAL_MINUTES).
     JobSpec("send_digests", 60.0, send_digests),
     # Reads a 2-hour window each time, so a failed run heals on the next.
     JobSpec("build_memory", 1800.0, build_memory),

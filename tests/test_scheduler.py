@@ -32,7 +32,6 @@ async def test_the_scheduler_registers_the_expected_jobs_in_memory(lore: Lore) -
         ("build_memory", timedelta(minutes=30)),
         ("expire_approvals", timedelta(minutes=1)),
         ("reindex", timedelta(minutes=5)),
-        ("scan_watched_sources", timedelta(minutes=5)),
         ("send_digests", timedelta(minutes=1)),
     ]
     assert all(j.next_run is not None for j in jobs)

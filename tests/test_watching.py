@@ -13,16 +13,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from ipaddress import IPv4Address
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from adapters.console import LOCAL_OWNER, ConsoleChat
 from bot.app import Lore, open_lore
 from bot.errors import WatchRefusedError
-from bot.events import Identity
+from bot.events import ChatRef, Identity
 from bot.politeness import HostPacer, WatchPolicy, failure_delay, retry_after_delay
 from graphs.ingest.feeds import FeedError, entry_request, parse_feed
+from scheduler.jobs import send_digests
 from storage.watched_sources import CheckStatus, SourceKind
+from tests.chat_turns import RecordingNotifier
 from tests.conftest import SettingsFactory
 from tests.fakes.http_server import ScriptedServer, SeenRequest, Writer, answer
 from tests.fakes.telegram_server import FakeTelegram
@@ -462,3 +465,22 @@ async def test_telegram_watch_commands_are_for_owners(
         await send(fake, OWNER, "/unwatch 1")
         await fake.wait_until_call(lambda c: "Stopped watching" in c.text)
         assert await lore.bot.watches() == []
+
+
+async def test_the_digest_job_scans_due_sources_first_so_the_digest_carries_new_entries(
+    lore: Lore, server: ScriptedServer
+) -> None:
+    box = RecordingNotifier()
+    lore.bot.register_notifier("console", box)
+    await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
+    local = T0.astimezone(ZoneInfo("Europe/Berlin"))
+    owner_chat = ChatRef("console", "owner")
+    await lore.bot.set_digest(LOCAL_OWNER, owner_chat, f"{local:%H:%M}", "Europe/Berlin")
+
+    summary = await send_digests(lore.bot, T0)
+
+    assert "2 documents saved" in summary
+    [(chat, text)] = box.texts
+    assert chat == "owner"
+    assert "Growing tomatoes" in text
+    assert "Compost heaps" in text
