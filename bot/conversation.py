@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections import defaultdict
+import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -102,7 +102,18 @@ class Conversations:
         self._notifiers = notifiers
         self._owners = owners
         self._clock = clock
-        self._thread_locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        # One lock per thread while anyone uses it; unused locks are dropped (weak values).
+        self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+
+    def _lock(self, thread_id: str) -> asyncio.Lock:
+        """The lock that keeps one thread's runs in order (checkpoints are per thread)."""
+        lock = self._thread_locks.get(thread_id)
+        if lock is None:
+            lock = asyncio.Lock()
+            self._thread_locks[thread_id] = lock
+        return lock
 
     async def user_for(self, identity: Identity) -> User | None:
         """The registered user behind an identity; owners from settings register on first use."""
@@ -144,7 +155,7 @@ class Conversations:
             withheld_reason=sensitive.reason or "",
         )
         requested: list[str] = []
-        async with self._thread_locks[thread_id_of(turn)]:
+        async with self._lock(thread_id_of(turn)):
             async for event in run_turn(self._graph, turn, self._context):
                 if isinstance(event, ApprovalPending):
                     requested.append(event.approval_id)
@@ -160,7 +171,7 @@ class Conversations:
         if user is None or not isinstance(checkpointer, BaseCheckpointSaver):
             return False
         thread = chat_thread_id(chat.platform, chat.chat_id, user.id)
-        async with self._thread_locks[thread]:
+        async with self._lock(thread):
             await checkpointer.adelete_thread(thread)
         return True
 
@@ -229,7 +240,7 @@ class Conversations:
     async def _resume(self, approval: Approval, decision: Mapping[str, Any]) -> None:
         if not await is_waiting(self._graph, approval.id):
             await self._start_wait(approval.id)
-        async with self._thread_locks[approval_thread_id(approval.id)]:
+        async with self._lock(approval_thread_id(approval.id)):
             events = [
                 event
                 async for event in resume_turn(self._graph, approval.id, decision, self._context)
