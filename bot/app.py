@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from zoneinfo import ZoneInfo
 
 from bot.actions import ApprovedActions
 from bot.conversation import Conversations
@@ -39,6 +38,7 @@ from graphs.memory_recall import MemoryRecall
 from graphs.retrieval import Retriever
 from storage.approvals import ApprovalRepository
 from storage.budget import BudgetLedger
+from storage.budget import budget_day as ledger_day
 from storage.checkpoints import open_checkpointer
 from storage.data_lock import DataDirBusyError, DataDirLock
 from storage.database import Database, DatabaseError
@@ -155,7 +155,7 @@ async def open_lore(
         limits = _agent_limits(settings)
 
         def budget_day() -> str:
-            return _utc_now().astimezone(ZoneInfo(settings.budget_timezone)).strftime("%Y-%m-%d")
+            return ledger_day(_utc_now(), settings.budget_timezone)
 
         async def ingest_shared(request: IngestRequest) -> IngestResult:
             return await ingest(ingest_graph, request, context)

@@ -22,7 +22,7 @@ from bot.errors import DigestError
 from bot.events import ChatRef
 from bot.notifications import Notifiers
 from storage.approvals import ApprovalRepository
-from storage.budget import BudgetLedger
+from storage.budget import BudgetLedger, budget_date
 from storage.digests import DigestRepository, DigestSchedule
 from storage.documents import DocumentRecord, DocumentRepository
 from storage.turns import TurnRepository
@@ -154,7 +154,7 @@ class Digests:
         self._budget = budget
         self._notifiers = notifiers
         self._cap_usd = budget_cap_usd
-        self._budget_zone = ZoneInfo(budget_timezone)
+        self._budget_timezone = budget_timezone
         self._clock = clock
         self._grace = grace
         self._summariser = summariser
@@ -279,7 +279,7 @@ class Digests:
         return text, not any(section.total for section in sections)
 
     async def _yesterdays_spend(self, now: datetime) -> str:
-        yesterday = now.astimezone(self._budget_zone).date() - timedelta(days=1)
+        yesterday = budget_date(now, self._budget_timezone) - timedelta(days=1)
         spent = await self._budget.spent(yesterday.isoformat()) / 1_000_000
         return f"${spent:.4f} of the ${self._cap_usd:.2f} daily cap"
 

@@ -11,11 +11,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from bot.actions import ApprovedActions
 from bot.conversation import Conversations, DecisionResult
-from bot.digests import DigestRun, Digests
+from bot.digests import DigestRun, Digests, parse_timezone
 from bot.errors import DigestError, IngestRefusedError, ShareRefusedError
 from bot.events import ChatRef, Identity, TurnEvent
 from bot.memory import ConversationMemory, MemoryReport
@@ -186,8 +185,8 @@ class Bot:
     async def set_timezone(self, user_id: UserId, timezone: str) -> bool:
         """Store a user's timezone (IANA name); False if the name is unknown."""
         try:
-            ZoneInfo(timezone)
-        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder ("Europe")
+            parse_timezone(timezone)
+        except DigestError:
             return False
         await self._users.set_timezone(user_id, timezone)
         return True

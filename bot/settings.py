@@ -158,7 +158,7 @@ class Settings(BaseSettings):
     def _known_timezone(cls, value: str) -> str:
         try:
             ZoneInfo(value)
-        except (ZoneInfoNotFoundError, ValueError):
+        except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder ("Europe")
             raise ValueError(f"unknown timezone {value!r} (use e.g. Europe/Berlin)") from None
         return value
 

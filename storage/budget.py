@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from storage.database import Database, DatabaseError
 from storage.documents import utc_iso
@@ -40,6 +41,8 @@ __all__ = [
     "BudgetLedger",
     "BudgetUnavailableError",
     "Reservation",
+    "budget_date",
+    "budget_day",
 ]
 
 logger = logging.getLogger(__name__)
@@ -97,6 +100,16 @@ def _unavailable() -> Iterator[None]:
         yield
     except (sqlite3.Error, DatabaseError) as exc:
         raise BudgetUnavailableError(f"The budget ledger is unavailable: {exc}") from exc
+
+
+def budget_date(moment: datetime, timezone: str) -> date:
+    """The ledger day `moment` falls on: budget days roll over at midnight in `timezone`."""
+    return moment.astimezone(ZoneInfo(timezone)).date()
+
+
+def budget_day(moment: datetime, timezone: str) -> str:
+    """The ledger's YYYY-MM-DD key for the day `moment` falls on (see `budget_date`)."""
+    return budget_date(moment, timezone).isoformat()
 
 
 def _check_day(day: str) -> None:

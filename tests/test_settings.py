@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
         ({"log_level": "LOUD"}, "LOG_LEVEL"),
         ({"chunk_tokens": 100, "chunk_overlap_tokens": 100}, "CHUNK_OVERLAP_TOKENS"),
         ({"embedding_threads": 0}, "EMBEDDING_THREADS"),
+        ({"budget_timezone": "Mars/Olympus"}, "BUDGET_TIMEZONE"),
+        ({"budget_timezone": "Europe"}, "BUDGET_TIMEZONE"),
     ],
 )
 def test_a_wrong_value_names_the_variable(overrides: dict[str, object], variable: str) -> None:

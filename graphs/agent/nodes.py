@@ -12,7 +12,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from functools import wraps
 from typing import Any, Literal, Protocol
-from zoneinfo import ZoneInfo
 
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
@@ -34,6 +33,7 @@ from graphs.llm.types import (
     Usage,
 )
 from storage.budget import BudgetUnavailableError, Reservation
+from storage.budget import budget_day as ledger_day
 from storage.ids import ApprovalId
 from storage.turns import TurnOutcome
 
@@ -93,7 +93,7 @@ def timed(name: str) -> Callable[[Node], Node]:
 
 def budget_day(ctx: AgentContext) -> str:
     """Today in the budget's timezone (days roll over at the owner's midnight)."""
-    return ctx.clock().astimezone(ZoneInfo(ctx.limits.budget_timezone)).strftime("%Y-%m-%d")
+    return ledger_day(ctx.clock(), ctx.limits.budget_timezone)
 
 
 @timed("guard_input")
