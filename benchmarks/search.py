@@ -34,10 +34,10 @@ from storage.documents import (
     DocumentRepository,
     NewChunk,
     SourceType,
-    now_iso,
 )
 from storage.embeddings import LexicalEncoder
 from storage.ids import ChunkHash, UserId, new_document_id, point_id
+from storage.timestamps import now_iso
 
 USERS = 1_000
 CHUNKS_PER_DOCUMENT = 50

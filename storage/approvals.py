@@ -13,8 +13,8 @@ from enum import StrEnum
 from typing import Literal
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import ApprovalId, UserId, new_approval_id
+from storage.timestamps import utc_iso
 
 __all__ = ["Approval", "ApprovalRepository", "ApprovalStatus", "Decision", "DecisionOutcome"]
 

@@ -33,7 +33,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from storage.database import Database, DatabaseError
-from storage.documents import utc_iso
+from storage.timestamps import stamp, utc_iso
 
 __all__ = [
     "STALE_AFTER",
@@ -122,10 +122,6 @@ def _check_amount(name: str, value: int) -> None:
         raise ValueError(f"{name} must not be negative")
 
 
-def _stamp(now: datetime | None) -> str:
-    return utc_iso(now if now is not None else datetime.now(UTC))
-
-
 class BudgetLedger:
     """Reserves, settles and sums model spending per day."""
 
@@ -145,7 +141,7 @@ class BudgetLedger:
         _check_day(day)
         _check_amount("amount_micros", amount_micros)
         _check_amount("cap_micros", cap_micros)
-        created = _stamp(now)
+        created = stamp(now)
         with _unavailable():
             async with (
                 self._db.transaction() as tx,
@@ -171,7 +167,7 @@ class BudgetLedger:
                 cursor = await tx.execute(
                     "UPDATE budget_ledger SET status = 'settled', settled_micros = ?,"
                     " closed_at = ? WHERE id = ? AND status IN ('reserved', 'abandoned')",
-                    (actual_micros, _stamp(now), reservation.id),
+                    (actual_micros, stamp(now), reservation.id),
                 )
                 settled = cursor.rowcount == 1
         if settled and actual_micros > reservation.amount_micros:
@@ -190,7 +186,7 @@ class BudgetLedger:
                 cursor = await tx.execute(
                     "UPDATE budget_ledger SET status = 'released', closed_at = ?"
                     " WHERE id = ? AND status = 'reserved'",
-                    (_stamp(now), reservation.id),
+                    (stamp(now), reservation.id),
                 )
                 return cursor.rowcount == 1
 

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import UserId
+from storage.timestamps import utc_iso
 
 __all__ = ["DigestDelivery", "DigestRepository", "DigestSchedule"]
 

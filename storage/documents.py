@@ -11,13 +11,14 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 
 import aiosqlite
 
 from storage.database import Database, Row
 from storage.ids import ChunkHash, DocumentId, PointId, UserId
+from storage.timestamps import utc_iso
 
 __all__ = [
     "ChunkRecord",
@@ -29,8 +30,6 @@ __all__ = [
     "Passage",
     "SourceType",
     "collection_for",
-    "now_iso",
-    "utc_iso",
 ]
 
 
@@ -127,10 +126,6 @@ class Passage:
     chunk_index: int
     text: str
     heading_path: tuple[str, ...]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _document(row: Row) -> DocumentRecord:
@@ -492,15 +487,3 @@ class DocumentRepository:
         )
         assert row is not None  # noqa: S101 - an aggregate query always returns a row
         return {key: int(row[key]) for key in row.keys()}  # noqa: SIM118 - sqlite3.Row
-
-
-def now_iso() -> str:
-    """The current UTC time as stored in SQLite."""
-    return _now()
-
-
-def utc_iso(moment: datetime) -> str:
-    """A moment as stored in SQLite: ISO-8601 UTC to the second, so text order is time order."""
-    if moment.tzinfo is None:
-        raise ValueError("Timestamps must be timezone-aware")
-    return moment.astimezone(UTC).isoformat(timespec="seconds")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import EvalRunId, new_eval_run_id
+from storage.timestamps import stamp
 
 __all__ = ["EvalCase", "EvalRepository", "EvalRun"]
 
@@ -52,10 +52,6 @@ def _run(row: Row) -> EvalRun:
     )
 
 
-def _stamp(now: datetime | None) -> str:
-    return utc_iso(now if now is not None else datetime.now(UTC))
-
-
 class EvalRepository:
     """Records evaluation runs and lists past results."""
 
@@ -69,7 +65,7 @@ class EvalRepository:
             tx.execute(
                 "INSERT INTO eval_runs (id, suite, provider, started_at) VALUES (?, ?, ?, ?)"
                 " RETURNING *",
-                (new_eval_run_id(), suite, provider, _stamp(now)),
+                (new_eval_run_id(), suite, provider, stamp(now)),
             ) as cursor,
         ):
             rows = list(await cursor.fetchall())
@@ -109,7 +105,7 @@ class EvalRepository:
             async with tx.execute(
                 "UPDATE eval_runs SET finished_at = ?, passed = ?, total = ?, score = ?"
                 " WHERE id = ? RETURNING *",
-                (_stamp(now), passed, total, score, run_id),
+                (stamp(now), passed, total, score, run_id),
             ) as cursor:
                 rows = list(await cursor.fetchall())
         return _run(rows[0]) if rows else None

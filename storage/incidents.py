@@ -8,12 +8,12 @@ here, so the incident log can be shown to the owner without leaking anyone's wor
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import TurnId, UserId
+from storage.timestamps import stamp, utc_iso
 
 __all__ = ["CitationEvent", "CitationEventKind", "GuardIncident", "IncidentRepository"]
 
@@ -71,10 +71,6 @@ def _event(row: Row) -> CitationEvent:
     )
 
 
-def _stamp(now: datetime | None) -> str:
-    return utc_iso(now if now is not None else datetime.now(UTC))
-
-
 class IncidentRepository:
     """Records and lists guard incidents and citation events."""
 
@@ -97,7 +93,7 @@ class IncidentRepository:
             tx.execute(
                 "INSERT INTO guard_incidents (user_id, platform, chat_id, guard, reason,"
                 " created_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *",
-                (user_id, platform, chat_id, guard, reason, _stamp(now)),
+                (user_id, platform, chat_id, guard, reason, stamp(now)),
             ) as cursor,
         ):
             rows = list(await cursor.fetchall())
@@ -128,7 +124,7 @@ class IncidentRepository:
             tx.execute(
                 "INSERT INTO citation_events (turn_id, kind, detail, created_at)"
                 " VALUES (?, ?, ?, ?) RETURNING *",
-                (turn_id, kind.value, detail, _stamp(now)),
+                (turn_id, kind.value, detail, stamp(now)),
             ) as cursor,
         ):
             rows = list(await cursor.fetchall())

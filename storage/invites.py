@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import InviteCode, UserId, new_invite_code, new_user_id
+from storage.timestamps import utc_iso
 from storage.users import Role, User, UserRepository
 
 __all__ = ["Invite", "InviteRepository"]

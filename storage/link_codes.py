@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import UserId
+from storage.timestamps import utc_iso
 
 __all__ = [
     "LINK_CODE_ALPHABET",

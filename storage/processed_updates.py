@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from storage.database import Database
-from storage.documents import utc_iso
+from storage.timestamps import utc_iso
 
 __all__ = ["ProcessedUpdates"]
 

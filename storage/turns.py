@@ -11,12 +11,12 @@ import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import TurnId, UserId
+from storage.timestamps import stamp, utc_iso
 
 __all__ = ["Feedback", "TurnOutcome", "TurnRecord", "TurnRepository", "UnansweredQuestion"]
 
@@ -111,10 +111,6 @@ def _unanswered(row: Row) -> UnansweredQuestion:
         created_at=datetime.fromisoformat(row["created_at"]),
         resolved_at=datetime.fromisoformat(resolved) if resolved is not None else None,
     )
-
-
-def _stamp(now: datetime | None) -> str:
-    return utc_iso(now if now is not None else datetime.now(UTC))
 
 
 def _bound(moment: datetime | None, open_end: str) -> str:
@@ -232,7 +228,7 @@ class TurnRepository:
             tx.execute(
                 "INSERT INTO unanswered_questions (user_id, chat_id, question, reason,"
                 " created_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
-                (user_id, chat_id, question, reason, _stamp(now)),
+                (user_id, chat_id, question, reason, stamp(now)),
             ) as cursor,
         ):
             rows = list(await cursor.fetchall())
@@ -261,7 +257,7 @@ class TurnRepository:
             cursor = await tx.execute(
                 "UPDATE unanswered_questions SET resolved_at = ?"
                 " WHERE id = ? AND resolved_at IS NULL",
-                (_stamp(now), question_id),
+                (stamp(now), question_id),
             )
             return cursor.rowcount == 1
 
@@ -277,7 +273,7 @@ class TurnRepository:
                     "INSERT INTO feedback (turn_id, user_id, value, created_at)"
                     " VALUES (?, ?, ?, ?) ON CONFLICT (turn_id, user_id)"
                     " DO UPDATE SET value = excluded.value, created_at = excluded.created_at",
-                    (turn_id, user_id, value, _stamp(now)),
+                    (turn_id, user_id, value, stamp(now)),
                 )
         except sqlite3.IntegrityError:
             return False

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from storage.database import Database, Row
-from storage.documents import now_iso
 from storage.ids import UserId, new_user_id
+from storage.timestamps import now_iso
 
 __all__ = ["Role", "User", "UserRepository"]
 

@@ -16,8 +16,8 @@ from datetime import datetime
 from enum import StrEnum
 
 from storage.database import Database, Row
-from storage.documents import utc_iso
 from storage.ids import DocumentId, UserId
+from storage.timestamps import utc_iso
 
 __all__ = [
     "CheckRecord",

@@ -20,13 +20,13 @@ from storage.documents import (
     DocumentRepository,
     NewChunk,
     SourceType,
-    utc_iso,
 )
 from storage.evals import EvalCase, EvalRepository
 from storage.ids import ChunkHash, DocumentId, TurnId, UserId, new_turn_id, point_id
 from storage.incidents import CitationEventKind, IncidentRepository
 from storage.invites import InviteRepository
 from storage.migrations import MIGRATIONS, apply_migrations, schema_version
+from storage.timestamps import utc_iso
 from storage.turns import TurnOutcome, TurnRecord, TurnRepository
 from storage.users import Role, User, UserRepository
 

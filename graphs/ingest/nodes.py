@@ -33,8 +33,9 @@ from graphs.ingest.state import (
     PreparedChunk,
     RawSource,
 )
-from storage.documents import DocumentRecord, DuplicateContentError, NewChunk, now_iso
+from storage.documents import DocumentRecord, DuplicateContentError, NewChunk
 from storage.ids import DocumentId, PointId, new_document_id, point_id
+from storage.timestamps import now_iso
 from storage.vectors import VectorStoreError
 
 __all__ = [
