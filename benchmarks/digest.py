@@ -29,7 +29,7 @@ from zoneinfo import ZoneInfo
 from bot.app import Lore, open_lore
 from bot.events import ChatRef, Identity
 from bot.settings import load_settings
-from graphs.ingest.state import IngestRequest
+from bot.sources import Source
 from storage.users import Role, UserRepository
 
 __all__ = ["main"]
@@ -70,11 +70,11 @@ async def _populate(lore: Lore, members: int, shared_docs: int, private_docs: in
         await lore.bot.set_digest(identity, ChatRef(PLATFORM, name), "07:30", zone)
         if number < private_docs:
             text = f"Private note {number}: my locker is number {number} on floor {number % 7}."
-            await lore.bot.ingest(IngestRequest(user.id, text=text, title=f"Note {number}"))
+            await lore.bot.ingest(identity, Source(text=text, title=f"Note {number}"))
     await lore.bot.set_digest(OWNER, ChatRef(PLATFORM, "owner"), "07:30", "UTC")
     for number in range(shared_docs):
         text = f"Announcement {number}: the kitchen on floor {number} is cleaned on Fridays."
-        await lore.bot.ingest(IngestRequest(None, text=text, title=f"Announcement {number}"))
+        await lore.bot.load_shared(Source(text=text, title=f"Announcement {number}"))
 
 
 async def _tick(lore: Lore, moments: list[datetime]) -> tuple[int, float, float]:

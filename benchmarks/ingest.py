@@ -21,8 +21,8 @@ from pathlib import Path
 
 from bot.app import Lore, open_lore
 from bot.settings import load_settings
+from bot.sources import Source
 from graphs.ingest.points import embedding_text
-from graphs.ingest.state import IngestRequest
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_CORPUS = REPO / "../shared/datasets/scifact/corpus.jsonl"
@@ -49,12 +49,12 @@ async def chunk_texts(lore: Lore) -> list[str]:
     ]
 
 
-async def measure(label: str, requests: list[IngestRequest], settings_dir: Path) -> None:
+async def measure(label: str, requests: list[Source], settings_dir: Path) -> None:
     settings = load_settings(_env_file=None, data_dir=settings_dir, sample_docs_dir="")
     async with open_lore(settings) as lore:
         started = time.perf_counter()
         for request in requests:
-            await lore.bot.ingest(request)
+            await lore.bot.load_shared(request)
         pipeline_s = time.perf_counter() - started
         texts = await chunk_texts(lore)
         started = time.perf_counter()
@@ -72,13 +72,13 @@ async def run(corpus: Path, documents: int) -> None:
     abstracts = read_abstracts(corpus, documents)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        notes = [IngestRequest(None, text=text) for text in abstracts]
+        notes = [Source(text=text) for text in abstracts]
         await measure(f"{len(notes)} small notes", notes, root / "notes")
         files = []
         for number in range(0, len(abstracts), 100):
             path = root / f"bundle-{number:05d}.md"
             path.write_text("\n\n".join(abstracts[number : number + 100]), encoding="utf-8")
-            files.append(IngestRequest(None, path=path))
+            files.append(Source(path=path))
         await measure(f"{len(files)} large markdown files", files, root / "files")
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak_mb:.0f} MB")

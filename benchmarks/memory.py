@@ -31,7 +31,7 @@ from bot.memory import BATCH, exchange_text
 from bot.settings import load_settings
 from storage.ids import UserId, new_turn_id
 from storage.turns import TurnOutcome, TurnRecord, TurnRepository
-from storage.users import Role
+from storage.users import Role, UserRepository
 
 __all__ = ["main"]
 
@@ -47,7 +47,8 @@ TOPICS = (
 async def _seed(lore: Lore, turns: int, members: int, now: datetime) -> list[str]:
     users: list[UserId] = []
     for number in range(members):
-        user = await lore.bot.console_user(f"member-{number}", role=Role.MEMBER)
+        name = f"member-{number}"
+        user = await UserRepository(lore.database).register("console", name, name, Role.MEMBER)
         users.append(user.id)
     repository = TurnRepository(lore.database)
     texts: list[str] = []

@@ -27,8 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from bot.app import open_lore
+from bot.people import LOCAL_OWNER
 from bot.settings import load_settings
-from graphs.ingest.state import IngestRequest
+from bot.sources import Source
 from graphs.llm.offline import DEFAULT_MIN_COVERAGE, OfflineModel
 from graphs.llm.types import ChatMessage, Completion, ModelEvent, ToolCall, ToolSpec
 from graphs.retrieval import RetrievedPassage
@@ -148,9 +149,9 @@ async def _search_all(root: Path) -> dict[str, list[RetrievedPassage]]:
     settings = load_settings(_env_file=None, data_dir=root, sample_docs_dir="")
     async with open_lore(settings) as lore:
         for path in sorted(DOCS.glob("*.md")):
-            await lore.bot.ingest(IngestRequest(None, path=path))
+            await lore.bot.load_shared(Source(path=path))
         questions = [q for q, _ in ON_TOPIC] + list(OFF_TOPIC) + list(NEAR_MISS)
-        return {q: await lore.bot.search(q, user_id=None, limit=5) for q in questions}
+        return {q: await lore.bot.search(LOCAL_OWNER, q, limit=5, private=False) for q in questions}
 
 
 async def main() -> None:

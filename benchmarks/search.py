@@ -38,6 +38,7 @@ from storage.documents import (
 from storage.embeddings import LexicalEncoder
 from storage.ids import ChunkHash, UserId, new_document_id, point_id
 from storage.timestamps import now_iso
+from storage.users import Role, UserRepository
 
 USERS = 1_000
 CHUNKS_PER_DOCUMENT = 50
@@ -47,7 +48,11 @@ WORDS = [f"term{n}" for n in range(5_000)]
 async def populate(lore: Lore, chunks: int, rng: random.Random) -> list[UserId]:
     documents = DocumentRepository(lore.database)
     lexical = LexicalEncoder()
-    users = [(await lore.bot.console_user(f"user{n}")).id for n in range(USERS)]
+    registry = UserRepository(lore.database)
+    users = [
+        (await registry.register("console", f"user{n}", f"user{n}", Role.MEMBER)).id
+        for n in range(USERS)
+    ]
     vectors = np.random.default_rng(1).standard_normal((chunks, 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     for collection in Collection:

@@ -29,12 +29,12 @@ from pathlib import Path
 from telegram import Update
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
-from adapters.telegram import TelegramConfig, running_telegram
+from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app import open_lore
 from bot.events import Identity
 from bot.settings import load_settings
-from graphs.ingest.state import IngestRequest
-from storage.processed_updates import ProcessedUpdates
+from bot.sources import Source
+from storage.processed_events import ProcessedEvents
 from tests.fakes.telegram_server import FakeTelegram, TgUser
 
 __all__ = ["main"]
@@ -132,13 +132,12 @@ async def run(updates: int, members_count: int, sequential: int, concurrency: in
             _env_file=None, data_dir=Path(tmp) / "data", sample_docs_dir="", owners="telegram:1"
         )
         async with open_lore(settings) as lore, FakeTelegram() as fake:
-            await lore.bot.ingest(IngestRequest(None, text=OFFICE, title="Office hours"))
+            await lore.bot.load_shared(Source(text=OFFICE, title="Office hours"))
             owner = Identity("telegram", "1", "Owner")
             for member in members:
-                invite = await lore.bot.conversations.create_invite(owner)
-                assert invite is not None
+                invite = await lore.bot.create_invite(owner)
                 who = Identity("telegram", str(member.id), member.first_name)
-                await lore.bot.conversations.redeem_invite(who, invite.code)
+                await lore.bot.redeem_invite(who, invite.code)
             config = TelegramConfig(
                 token=fake.token,
                 api_root=fake.api_root,
@@ -148,8 +147,8 @@ async def run(updates: int, members_count: int, sequential: int, concurrency: in
                 concurrent_updates=concurrency,
                 poll_timeout=1.0,
             )
-            ledger = ProcessedUpdates(lore.database)
-            async with running_telegram(lore.bot, config, ledger):
+            edge = TelegramEdge(config, ProcessedEvents(lore.database, "telegram"))
+            async with edge.running(lore.bot):
                 lore_latency, lore_rate = await _measure(
                     fake, members, sequential, updates, _lore_finals
                 )

@@ -44,6 +44,7 @@ from typing import Any
 from bot.app import Lore, open_lore
 from bot.events import AnswerDelta, ChatRef, Identity, TurnDone
 from bot.settings import load_settings
+from bot.sources import Source
 from graphs.llm.openai_compat import OpenAICompatibleModel
 from graphs.llm.types import ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
 from tests.fakes.openai_server import FakeOpenAI, Writer
@@ -238,7 +239,7 @@ async def raw_turn(bench: Bench, first_call: Request, second_call: Request | Non
     started = time.perf_counter()
     first = await raw_call(bench.model, first_call, started)
     if second_call is not None:
-        await bench.lore.bot.search(QUERY, user_id=None, limit=5)
+        await bench.lore.bot.search(OWNER, QUERY, limit=5, private=False)
         first = await raw_call(bench.model, second_call, started)
     total = time.perf_counter() - started
     if first is None:
@@ -263,12 +264,9 @@ async def run_phase(turns: int, workers: int, turn: Callable[[int], Awaitable[Sa
 async def invite_members(lore: Lore, count: int) -> list[Identity]:
     members = []
     for n in range(count):
-        invite = await lore.bot.conversations.create_invite(OWNER)
-        if invite is None:
-            raise RuntimeError("the owner could not create an invite")
+        invite = await lore.bot.create_invite(OWNER)
         member = Identity(PLATFORM, f"member{n}", f"Member {n}")
-        if await lore.bot.conversations.redeem_invite(member, invite.code) is None:
-            raise RuntimeError("an invite could not be redeemed")
+        await lore.bot.redeem_invite(member, invite.code)
         members.append(member)
     return members
 
@@ -375,7 +373,7 @@ async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: i
                 OpenAICompatibleModel(base_url=fake.base_url, api_key=None, model="fake") as model,
             ):
                 for path in sorted((REPO_ROOT / "docs").glob("*.md")):
-                    await lore.bot.ingest_path(path, owner_id=None)
+                    await lore.bot.load_shared(Source(path=path))
                 bench = Bench(lore, model, await invite_members(lore, concurrency))
                 print(
                     f"{turns} turns per phase, {concurrency} members, about"

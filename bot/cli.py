@@ -1,34 +1,32 @@
-"""The `lore` command line: run the bot, ingest, search, repair and inspect the knowledge base."""
+"""The `lore` command line: run the bot, chat, ingest, search, repair and inspect the knowledge
+base. Maintenance commands act as the person at this machine's terminal (an owner)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
 import logging
-import signal
 import sys
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
 from tqdm import tqdm
 
-from adapters.console import LOCAL_OWNER, PLATFORM, ConsoleChat, ConsoleNotifier
-from adapters.telegram import TelegramConfig, running_telegram
 from bot.app import Lore, open_lore
+from bot.app.edges import EDGE_SETTINGS, platform_edges, terminal_edge
+from bot.app.run import run_edges
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
 from bot.ingest_requests import files_under
+from bot.people import LOCAL_OWNER
+from bot.replies import plain_text
 from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
-from graphs.ingest.state import IngestRequest, IngestResult
+from bot.sources import Source, saved_message
+from graphs.ingest.state import IngestResult
 from graphs.retrieval import RetrievedPassage
-from scheduler.runner import Scheduler
-from storage.ids import UserId
-from storage.processed_updates import ProcessedUpdates
-from storage.users import Role
 
 __all__ = ["app", "main"]
 
@@ -41,8 +39,8 @@ app = typer.Typer(
     add_completion=False,
 )
 
-LOCAL_OWNER_NAME = LOCAL_OWNER.platform_user_id
 T = TypeVar("T")
+Ingest = Callable[[Source], Awaitable[IngestResult]]
 
 
 def _configure_logging(settings: Settings) -> None:
@@ -53,8 +51,10 @@ def _configure_logging(settings: Settings) -> None:
     logging.getLogger("httpx").setLevel(logging.WARNING)
 
 
-def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
-    """Open the core, run one piece of work, close; user-facing errors end the command politely."""
+def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
+    """Open the core, run one piece of work, close; user-facing errors end the command politely.
+
+    `operator`: the person at the terminal acts as an owner (maintenance commands)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -63,7 +63,7 @@ def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
     _configure_logging(settings)
 
     async def go() -> T:
-        async with open_lore(settings) as lore:
+        async with open_lore(settings, operator=operator) as lore:
             return await work(lore)
 
     try:
@@ -73,40 +73,34 @@ def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
         raise typer.Exit(1) from None
 
 
-async def _owner_id(bot: Bot, *, shared: bool, user: str | None) -> UserId | None:
-    if shared:
-        return None
-    name = user or LOCAL_OWNER_NAME
-    role = Role.OWNER if name == LOCAL_OWNER_NAME else Role.MEMBER
-    return (await bot.console_user(name, role=role)).id
+async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
+    """The terminal owner, or the local member `user` they act for."""
+    if user is None:
+        return LOCAL_OWNER
+    return await bot.local_member(LOCAL_OWNER, user, create=create)
 
 
-def _describe(result: IngestResult) -> str:
-    if result.outcome == "duplicate":
-        return f"Already saved: {result.title} ({result.chunk_count} chunks)"
-    verb = "Updated" if result.outcome == "updated" else "Saved"
-    detail = f"{result.chunk_count} chunks"
-    if result.outcome == "updated":
-        detail += f", {result.embedded_chunks} re-embedded, {result.removed_chunks} removed"
+def _describe(result: IngestResult, *, shared: bool) -> str:
+    text = plain_text(saved_message(result, shared=shared).body)
     if result.pending_chunks:
-        detail += f", {result.pending_chunks} waiting for the vector store"
-    return f"{verb}: {result.title} ({detail})"
+        text += f" ({result.pending_chunks} waiting for the vector store)"
+    return text
 
 
-async def ingest_folder(bot: Bot, folder: Path, owner_id: UserId | None, *, quiet: bool) -> int:
+async def ingest_folder(ingest: Ingest, folder: Path, *, shared: bool, quiet: bool) -> int:
     """Ingest every supported file under `folder`; return how many failed."""
     files = await asyncio.to_thread(files_under, folder)
     failures = 0
     with tqdm(files, desc="Ingesting", unit="file", disable=quiet or not files) as progress:
         for path in progress:
             try:
-                result = await bot.ingest(IngestRequest(owner_id=owner_id, path=path))
+                result = await ingest(Source(path=path))
             except IngestRefusedError as exc:
                 failures += 1
                 tqdm.write(f"Skipped {path}: {exc}", file=sys.stderr)
                 continue
             if not quiet:
-                tqdm.write(_describe(result))
+                tqdm.write(_describe(result, shared=shared))
     return failures
 
 
@@ -121,13 +115,17 @@ def ingest(
     path = Path(source).expanduser()
 
     async def work(lore: Lore) -> int:
-        owner = await _owner_id(lore.bot, shared=shared, user=user)
+        who = await _acting_as(lore.bot, user, create=True)
+
+        async def one(item: Source) -> IngestResult:
+            return await lore.bot.ingest(who, item, shared=shared)
+
         if source.startswith(("http://", "https://")):
-            typer.echo(_describe(await lore.bot.ingest(IngestRequest(owner, url=source))))
+            typer.echo(_describe(await one(Source(url=source)), shared=shared))
             return 0
         if await asyncio.to_thread(path.is_dir):
-            return await ingest_folder(lore.bot, path, owner, quiet=False)
-        typer.echo(_describe(await lore.bot.ingest(IngestRequest(owner, path=path))))
+            return await ingest_folder(one, path, shared=shared, quiet=False)
+        typer.echo(_describe(await one(Source(path=path)), shared=shared))
         return 0
 
     if _run(work):
@@ -143,9 +141,8 @@ def search(
     """Show the passages that best match a query, with their source and score."""
 
     async def work(lore: Lore) -> None:
-        owner = await _owner_id(lore.bot, shared=False, user=user)
-        hits = await lore.bot.search(query, user_id=owner, limit=limit)
-        _print_hits(hits)
+        who = await _acting_as(lore.bot, user, create=False)
+        _print_hits(await lore.bot.search(who, query, limit=limit))
 
     _run(work)
 
@@ -190,93 +187,45 @@ def stats() -> None:
     _run(work)
 
 
-async def _chat(lore: Lore) -> None:
-    """The terminal chat with the agent, for the local owner."""
-    interactive = sys.stdin.isatty()
-
-    def write(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-
-    async def read_line(prompt: str) -> str | None:
-        return await asyncio.to_thread(_read_line, prompt if interactive else "")
-
-    owner = await lore.bot.conversations.user_for(LOCAL_OWNER)
-    local_user_id = owner.id if owner is not None else ""
-    lore.bot.register_notifier(PLATFORM, ConsoleNotifier(write, local_user_id=local_user_id))
-    await lore.bot.conversations.recover_approvals()
-    async with Scheduler(lore.bot):  # approval expiry, re-index repair, digests
-        chat = ConsoleChat(lore.bot, read_line=read_line, write=write, interactive=interactive)
-        await chat.run()
-
-
 @app.command()
 def chat() -> None:
-    """Chat with Lore in the terminal (you are the owner)."""
-    _run(_chat)
+    """Chat with Lore in the terminal."""
+
+    async def work(lore: Lore) -> None:
+        edge = terminal_edge(interactive=sys.stdin.isatty())
+        await run_edges(lore, [edge], announce=typer.echo)
+
+    _run(work, operator=False)
+
+
+async def _load_sample(lore: Lore) -> None:
+    sample = lore.settings.sample_docs_dir
+    if sample is None or not await asyncio.to_thread(sample.is_dir):
+        return
+    failures = await ingest_folder(lore.bot.load_shared, sample, shared=True, quiet=True)
+    counts = await lore.bot.stats()
+    typer.echo(
+        f"Knowledge base: {counts.shared_documents} shared documents, "
+        f"{counts.chunks} chunks ({failures} sample files skipped)."
+    )
 
 
 @app.command()
 def run() -> None:
-    """Start Lore: load the sample knowledge base, then chat in the terminal."""
+    """Start Lore: every configured chat edge, the jobs, and the terminal chat when there is
+    a terminal (or when no chat edge is configured)."""
 
     async def work(lore: Lore) -> None:
-        sample = lore.settings.sample_docs_dir
-        if sample is not None and await asyncio.to_thread(sample.is_dir):
-            failures = await ingest_folder(lore.bot, sample, None, quiet=True)
-            counts = await lore.bot.stats()
-            typer.echo(
-                f"Knowledge base: {counts.shared_documents} shared documents, "
-                f"{counts.chunks} chunks ({failures} sample files skipped)."
-            )
-        if lore.settings.telegram_bot_token is None:
-            await _chat(lore)
-        else:
-            await _run_with_telegram(lore)
+        await _load_sample(lore)
+        edges = await platform_edges(lore)
+        interactive = sys.stdin.isatty()
+        if interactive or not edges:
+            edges.append(terminal_edge(interactive=interactive))
+        if not interactive and len(edges) == 1:
+            logger.info("No chat edge configured (%s); reading stdin", ", ".join(EDGE_SETTINGS))
+        await run_edges(lore, edges, announce=typer.echo)
 
-    _run(work)
-
-
-def _telegram_config(settings: Settings) -> TelegramConfig:
-    token = settings.telegram_bot_token
-    secret = settings.telegram_webhook_secret
-    return TelegramConfig(
-        token=token.get_secret_value() if token else "",
-        max_file_bytes=settings.max_file_bytes,
-        owner_ids=frozenset(
-            user for platform, user in settings.owner_identities if platform == "telegram"
-        ),
-        api_root=settings.telegram_api_root,
-        webhook_url=settings.telegram_webhook_url,
-        webhook_secret=secret.get_secret_value() if secret else None,
-        webhook_listen=settings.telegram_webhook_listen,
-        webhook_port=settings.telegram_webhook_port,
-    )
-
-
-async def _run_with_telegram(lore: Lore) -> None:
-    """Telegram in this event loop, beside the terminal chat when there is a terminal."""
-    ledger = ProcessedUpdates(lore.database)
-    await ledger.prune(datetime.now(UTC) - timedelta(days=7))
-    async with running_telegram(lore.bot, _telegram_config(lore.settings), ledger):
-        if sys.stdin.isatty():
-            await _chat(lore)
-            return
-        await lore.bot.conversations.recover_approvals()
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for signal_number in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signal_number, stop.set)
-        async with Scheduler(lore.bot):
-            typer.echo("Lore is running on Telegram. Stop with Ctrl-C.")
-            await stop.wait()
-
-
-def _read_line(prompt: str) -> str | None:
-    try:
-        return input(prompt)
-    except EOFError:
-        return None
+    _run(work, operator=False)
 
 
 @app.command("eval")
@@ -307,9 +256,8 @@ def eval_suites(
         if (await lore.bot.stats()).shared_documents == 0:
             docs = settings.sample_docs_dir or Path("docs")
             typer.echo(f"The shared knowledge is empty; loading {docs} first.")
-            await ingest_folder(lore.bot, docs, None, quiet=True)
+            await ingest_folder(lore.bot.load_shared, docs, shared=True, quiet=True)
         provider = settings.llm_model if settings.llm_base_url else MODEL_NAME
-        platform, owner_id = min(settings.owner_identities, default=("console", "owner"))
         passed = True
         for name, cases in suites.items():
 
@@ -322,7 +270,7 @@ def eval_suites(
                 cases,
                 provider_name=provider,
                 repository=EvalRepository(lore.database),
-                owner=Identity(platform, owner_id, "Owner"),
+                owner=LOCAL_OWNER,
                 on_case=show,
             )
             typer.echo(suite_report(result, provider))

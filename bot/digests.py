@@ -25,6 +25,7 @@ from storage.approvals import ApprovalRepository
 from storage.budget import BudgetLedger, budget_date
 from storage.digests import DigestRepository, DigestSchedule
 from storage.documents import DocumentRecord, DocumentRepository
+from storage.money import Money
 from storage.turns import TurnRepository
 from storage.users import Role, User, UserRepository
 
@@ -140,7 +141,7 @@ class Digests:
         turns: TurnRepository,
         budget: BudgetLedger,
         notifiers: Notifiers,
-        budget_cap_usd: float,
+        budget_cap: Money,
         budget_timezone: str,
         clock: Callable[[], datetime],
         grace: timedelta = DIGEST_GRACE,
@@ -153,7 +154,7 @@ class Digests:
         self._turns = turns
         self._budget = budget
         self._notifiers = notifiers
-        self._cap_usd = budget_cap_usd
+        self._cap = budget_cap
         self._budget_timezone = budget_timezone
         self._clock = clock
         self._grace = grace
@@ -173,6 +174,7 @@ class Digests:
             user.id,
             platform=chat.platform,
             chat_id=chat.chat_id,
+            chat_thread=chat.thread,
             local_time=at,
             timezone=timezone,
             quiet_days=quiet_days,
@@ -192,7 +194,7 @@ class Digests:
         since = _since(schedule, now)
         text, empty = await self.compose(user, since=since, now=now)
         text = await self._summarised(user, text, empty)
-        message_id = await self._send(chat.platform, chat.chat_id, text)
+        message_id = await self._send(chat, text)
         if message_id is None:
             raise DigestError("Sorry, I could not send your digest just now. Please try again.")
         return message_id
@@ -222,7 +224,9 @@ class Digests:
             await self._schedules.mark_quiet(user.id, day)
             return "quiet"
         text = await self._summarised(user, text, empty)
-        message_id = await self._send(schedule.platform, schedule.chat_id, text)
+        message_id = await self._send(
+            ChatRef(schedule.platform, schedule.chat_id, thread=schedule.chat_thread), text
+        )
         if message_id is None:
             retry_at = now + retry_delay(schedule.failures)
             await self._schedules.record_failure(user.id, retry_at=retry_at)
@@ -237,14 +241,14 @@ class Digests:
             return text
         return await self._summariser.summarise(user.display_name, text)
 
-    async def _send(self, platform: str, chat_id: str, text: str) -> str | None:
-        notifier = self._notifiers.for_platform(platform)
+    async def _send(self, chat: ChatRef, text: str) -> str | None:
+        notifier = self._notifiers.for_platform(chat.platform)
         if notifier is None:
             return None
         try:
-            return await notifier.send_text(chat_id, text)
+            return await notifier.send_text(chat, text)
         except Exception:  # one member's send is a job boundary: log, retry later
-            logger.exception("Sending a digest to a %s chat failed", platform)
+            logger.exception("Sending a digest to a %s chat failed", chat.platform)
             return None
 
     async def compose(self, user: User, *, since: datetime, now: datetime) -> tuple[str, bool]:
@@ -280,8 +284,8 @@ class Digests:
 
     async def _yesterdays_spend(self, now: datetime) -> str:
         yesterday = budget_date(now, self._budget_timezone) - timedelta(days=1)
-        spent = await self._budget.spent(yesterday.isoformat()) / 1_000_000
-        return f"${spent:.4f} of the ${self._cap_usd:.2f} daily cap"
+        spent = await self._budget.spent(yesterday.isoformat())
+        return f"{spent.format(4)} of the {self._cap.format(2)} daily cap"
 
 
 def _since(schedule: DigestSchedule | None, now: datetime) -> datetime:

@@ -44,8 +44,11 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class ChatRef:
-    """Where a message was written: a private chat or a group."""
+    """Where a message was written: a private chat or a group, and the thread within it
+    (a Slack `thread_ts`, a Discord thread, a Telegram topic) where the platform has one.
+    Answers, approval outcomes and digests go back to the same place."""
 
     platform: str
     chat_id: str
     is_group: bool = False
+    thread: str | None = None

@@ -1,25 +1,15 @@
-"""Ingest requests for the edges: what a person typed as a source (a URL, a file, a folder)
-becomes requests, and the request, progress and result types are re-exported so that
-adapters import `bot` only."""
+"""What a person at the terminal names as a source (a URL, a file, a folder) becomes sources
+to ingest: one for a URL or a file, one per supported file for a folder."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+from bot.sources import Source
 from graphs.ingest.extract import SUPPORTED_EXTENSIONS
-from graphs.ingest.state import IngestOutcome, IngestProgress, IngestRequest, IngestResult
-from storage.ids import UserId
 
-__all__ = [
-    "IngestOutcome",
-    "IngestProgress",
-    "IngestRequest",
-    "IngestResult",
-    "UserId",
-    "files_under",
-    "request_for",
-]
+__all__ = ["files_under", "sources_for"]
 
 
 def files_under(folder: Path) -> list[Path]:
@@ -33,12 +23,12 @@ def files_under(folder: Path) -> list[Path]:
     ]
 
 
-async def request_for(source: str, owner_id: UserId | None) -> list[IngestRequest]:
-    """One request for a URL or a file, one per supported file for a folder."""
+async def sources_for(source: str) -> list[Source]:
+    """One source for a URL or a file, one per supported file for a folder."""
     if source.startswith(("http://", "https://")):
-        return [IngestRequest(owner_id, url=source)]
+        return [Source(url=source)]
     path = await asyncio.to_thread(Path(source).expanduser)
     if await asyncio.to_thread(path.is_dir):
         files = await asyncio.to_thread(files_under, path)
-        return [IngestRequest(owner_id, path=file) for file in files]
-    return [IngestRequest(owner_id, path=path)]
+        return [Source(path=file) for file in files]
+    return [Source(path=path)]

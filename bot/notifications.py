@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from typing import Protocol
 
-from bot.events import ApprovalPending, TurnEvent
+from bot.events import ApprovalPending, ChatRef, TurnEvent
 
 __all__ = ["Notifier", "Notifiers"]
 
@@ -21,13 +21,13 @@ class Notifier(Protocol):
     async def ask_owner(self, owner_platform_user_id: str, request: ApprovalPending) -> None:
         """Show an owner an approval request with Approve / Reject."""
 
-    async def deliver(self, chat_id: str, events: Sequence[TurnEvent]) -> None:
-        """Send a finished turn's events (e.g. after an approval) into a chat."""
+    async def deliver(self, chat: ChatRef, events: Sequence[TurnEvent]) -> None:
+        """Send a finished turn's events (e.g. after an approval) into a chat (and thread)."""
 
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """Send an owner a plain message."""
 
-    async def send_text(self, chat_id: str, text: str) -> str | None:
+    async def send_text(self, chat: ChatRef, text: str) -> str | None:
         """Send plain text into a chat (a digest, a notice); the platform's message id, or None
         if the platform did not take it."""
 

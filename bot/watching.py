@@ -183,8 +183,9 @@ class Watching:
         logger.info("Stopped watching source %d", source.id)
         return source
 
-    async def watches(self) -> list[WatchedSource]:
-        """Every watched source, oldest first."""
+    async def watches(self, user: User | None) -> list[WatchedSource]:
+        """Every watched source, oldest first (owners only)."""
+        _owner(user)
         return await self._sources.list_all()
 
     async def scan(self, now: datetime) -> ScanReport:

@@ -21,11 +21,10 @@ from pydantic import TypeAdapter, ValidationError
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import ChatRef, Identity, TurnEvent
 from bot.service import Bot
+from bot.sources import Source
 from evals.scoring import Case, describe_expected, describe_observed, judge, observe
-from graphs.ingest.state import IngestRequest
 from storage.evals import EvalCase, EvalRepository
 from storage.ids import EvalRunId
-from storage.users import User
 
 __all__ = [
     "DEFAULT_OWNER",
@@ -108,21 +107,18 @@ def load_suite(name: str) -> tuple[Case, ...]:
 async def _case_user(bot: Bot, suite: str, case: Case, owner: Identity) -> Identity:
     """The member who sends this case's message, invited by `owner` on first use."""
     identity = Identity(EVAL_PLATFORM, f"{suite}.{case.id}", f"eval {case.id}")
-    conversations = bot.conversations
-    user: User | None = await conversations.user_for(identity)
-    if user is None:
-        invite = await conversations.create_invite(owner, days=1 / 24)
-        if invite is None:
+    if await bot.user_for(identity) is None:
+        try:
+            invite = await bot.create_invite(owner)
+            await bot.redeem_invite(identity, invite.code)
+        except LoreError as exc:
             raise EvalSetupError(
-                f"{owner.platform}:{owner.platform_user_id} is not an owner, "
-                "so it cannot invite the eval users (see OWNERS)."
-            )
-        user = await conversations.redeem_invite(identity, invite.code)
-    if user is None:
-        raise EvalSetupError(f"Could not register the eval user for case {case.id}.")
+                f"{owner.platform}:{owner.platform_user_id} cannot invite the eval users "
+                f"(see OWNERS): {exc}"
+            ) from exc
     for note in case.notes:
         try:
-            await bot.ingest(IngestRequest(owner_id=user.id, text=note.text, title=note.title))
+            await bot.ingest(identity, Source(text=note.text, title=note.title))
         except IngestRefusedError as exc:
             raise EvalSetupError(f"Case {case.id}: note {note.title!r} refused: {exc}") from exc
     return identity

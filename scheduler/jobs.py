@@ -42,7 +42,7 @@ Job = Callable[[Bot, datetime], Awaitable[str]]
 
 async def expire_approvals(bot: Bot, now: datetime) -> str:
     """Auto-reject approval requests overdue at `now`; requester and owners are told."""
-    expired = await bot.conversations.expire_approvals(now=now)
+    expired = await bot.expire_approvals(now)
     return f"{len(expired)} approvals expired"
 
 

@@ -50,6 +50,9 @@ class Approval:
     decided_at: datetime | None
     result_json: str | None
     executed_at: datetime | None
+    # Where the request was made: a group chat (shared knowledge only) and the chat's thread.
+    is_group: bool = True
+    chat_thread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,8 @@ def _approval(row: Row) -> Approval:
         decided_at=_optional_time(row["decided_at"]),
         result_json=row["result_json"],
         executed_at=_optional_time(row["executed_at"]),
+        is_group=bool(row["is_group"]),
+        chat_thread=row["chat_thread"],
     )
 
 
@@ -104,6 +109,8 @@ class ApprovalRepository:
         summary: str,
         now: datetime,
         ttl: timedelta,
+        is_group: bool,
+        chat_thread: str | None = None,
     ) -> Approval:
         """Store a new pending request that expires at `now + ttl`."""
         if ttl <= timedelta(0):
@@ -112,8 +119,8 @@ class ApprovalRepository:
             self._db.transaction() as tx,
             tx.execute(
                 "INSERT INTO pending_approvals (id, thread_id, requester_user_id, chat_id,"
-                " platform, tool_name, arguments_json, summary, created_at, expires_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
+                " platform, tool_name, arguments_json, summary, created_at, expires_at,"
+                " is_group, chat_thread) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING *",
                 (
                     new_approval_id(),
                     thread_id,
@@ -125,6 +132,8 @@ class ApprovalRepository:
                     summary,
                     utc_iso(now),
                     utc_iso(now + ttl),
+                    int(is_group),
+                    chat_thread,
                 ),
             ) as cursor,
         ):

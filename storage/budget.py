@@ -1,6 +1,6 @@
 """The daily spending cap: reserve before a model call, settle to the actual cost after.
 
-Money is integer micro-dollars (1 USD = 1_000_000), so sums never drift. The ledger
+Amounts are `Money` (whole micro-dollars), so sums never drift. The ledger
 `budget_ledger` has one row per reservation:
 
 - `reserve` inserts a row only if `spent(day) + amount <= cap`, checked and written
@@ -33,6 +33,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from storage.database import Database, DatabaseError
+from storage.money import Money
 from storage.timestamps import stamp, utc_iso
 
 __all__ = [
@@ -73,25 +74,25 @@ class Reservation:
 
     id: int
     day: str
-    amount_micros: int
+    amount: Money
     purpose: str
     created_at: datetime
 
 
 @dataclass(frozen=True, slots=True)
 class BudgetDay:
-    """One day's ledger at a glance, in micro-dollars."""
+    """One day's ledger at a glance."""
 
     day: str
-    settled_micros: int
-    open_micros: int
-    abandoned_micros: int
-    overrun_micros: int
+    settled: Money
+    open: Money
+    abandoned: Money
+    overrun: Money
 
     @property
-    def spent_micros(self) -> int:
+    def spent(self) -> Money:
         """What counts against the cap: settled plus open and abandoned reservations."""
-        return self.settled_micros + self.open_micros + self.abandoned_micros
+        return self.settled + self.open + self.abandoned
 
 
 @contextmanager
@@ -117,8 +118,8 @@ def _check_day(day: str) -> None:
         raise ValueError(f"A budget day is YYYY-MM-DD, not {day!r}")
 
 
-def _check_amount(name: str, value: int) -> None:
-    if value < 0:
+def _check_amount(name: str, value: Money) -> None:
+    if value.micros < 0:
         raise ValueError(f"{name} must not be negative")
 
 
@@ -131,51 +132,49 @@ class BudgetLedger:
     async def reserve(
         self,
         day: str,
-        amount_micros: int,
-        cap_micros: int,
+        amount: Money,
+        cap: Money,
         *,
         purpose: str = "",
         now: datetime | None = None,
     ) -> Reservation | None:
-        """Set `amount_micros` aside on `day`; None if that would exceed `cap_micros`."""
+        """Set `amount` aside on `day`; None if that would exceed `cap`."""
         _check_day(day)
-        _check_amount("amount_micros", amount_micros)
-        _check_amount("cap_micros", cap_micros)
+        _check_amount("amount", amount)
+        _check_amount("cap", cap)
         created = stamp(now)
         with _unavailable():
             async with (
                 self._db.transaction() as tx,
                 tx.execute(
                     _RESERVE,
-                    (day, purpose, amount_micros, created, day, amount_micros, cap_micros),
+                    (day, purpose, amount.micros, created, day, amount.micros, cap.micros),
                 ) as cursor,
             ):
                 rows = list(await cursor.fetchall())
         if not rows:
             return None
-        return Reservation(
-            rows[0]["id"], day, amount_micros, purpose, datetime.fromisoformat(created)
-        )
+        return Reservation(rows[0]["id"], day, amount, purpose, datetime.fromisoformat(created))
 
     async def settle(
-        self, reservation: Reservation, actual_micros: int, *, now: datetime | None = None
+        self, reservation: Reservation, actual: Money, *, now: datetime | None = None
     ) -> bool:
         """Replace the reservation by the actual cost; False if already settled or released."""
-        _check_amount("actual_micros", actual_micros)
+        _check_amount("actual", actual)
         with _unavailable():
             async with self._db.transaction() as tx:
                 cursor = await tx.execute(
                     "UPDATE budget_ledger SET status = 'settled', settled_micros = ?,"
                     " closed_at = ? WHERE id = ? AND status IN ('reserved', 'abandoned')",
-                    (actual_micros, stamp(now), reservation.id),
+                    (actual.micros, stamp(now), reservation.id),
                 )
                 settled = cursor.rowcount == 1
-        if settled and actual_micros > reservation.amount_micros:
+        if settled and actual > reservation.amount:
             logger.warning(
-                "Model call %s cost %d micro-dollars, %d more than reserved",
+                "Model call %s cost %s, %s more than reserved",
                 reservation.purpose or reservation.id,
-                actual_micros,
-                actual_micros - reservation.amount_micros,
+                actual.format(6),
+                (actual - reservation.amount).format(6),
             )
         return settled
 
@@ -190,19 +189,19 @@ class BudgetLedger:
                 )
                 return cursor.rowcount == 1
 
-    async def spent(self, day: str) -> int:
-        """Micro-dollars counted against `day`: settled costs plus open reservations."""
+    async def spent(self, day: str) -> Money:
+        """What counts against `day`: settled costs plus open reservations."""
         _check_day(day)
         with _unavailable():
             value = await self._db.fetch_value(
                 f"SELECT {_COUNTED} FROM budget_ledger WHERE day = ?",  # noqa: S608
                 (day,),
             )
-        return int(str(value))
+        return Money(int(str(value)))
 
-    async def remaining(self, day: str, cap_micros: int) -> int:
-        """What is left of `cap_micros` on `day` (never below zero)."""
-        return max(0, cap_micros - await self.spent(day))
+    async def remaining(self, day: str, cap: Money) -> Money:
+        """What is left of `cap` on `day` (never below zero)."""
+        return max(Money.zero(), cap - await self.spent(day))
 
     async def summary(self, day: str) -> BudgetDay:
         """Settled, open, abandoned and over-run amounts of one day (for /budget)."""
@@ -220,7 +219,7 @@ class BudgetLedger:
             )
         if row is None:
             raise BudgetUnavailableError("The budget ledger returned no summary")
-        return BudgetDay(day, int(row[0]), int(row[1]), int(row[2]), int(row[3]))
+        return BudgetDay(day, *(Money(int(row[column])) for column in range(4)))
 
     async def abandon_stale(
         self, *, now: datetime | None = None, max_age: timedelta = STALE_AFTER

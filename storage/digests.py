@@ -36,6 +36,8 @@ class DigestSchedule:
     created_at: datetime
     # When the last digest was delivered (None before the first one).
     last_sent_at: datetime | None = None
+    # The chat's thread the digest goes into (None: the chat itself).
+    chat_thread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +69,7 @@ def _schedule(row: Row) -> DigestSchedule:
         retry_at=_time(row["retry_at"]),
         created_at=created,
         last_sent_at=_time(row["last_sent_at"]),
+        chat_thread=row["chat_thread"],
     )
 
 
@@ -92,18 +95,31 @@ class DigestRepository:
         timezone: str,
         quiet_days: bool,
         now: datetime,
+        chat_thread: str | None = None,
     ) -> DigestSchedule:
         """Turn a member's digest on (or change it); the day already delivered stays done."""
         stamp = utc_iso(now)
         async with self._db.transaction() as tx:
             await tx.execute(
-                "INSERT INTO digest_schedules (user_id, platform, chat_id, local_time, timezone,"
-                " quiet_days, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                "INSERT INTO digest_schedules (user_id, platform, chat_id, chat_thread,"
+                " local_time, timezone, quiet_days, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " ON CONFLICT (user_id) DO UPDATE SET platform = excluded.platform,"
-                " chat_id = excluded.chat_id, local_time = excluded.local_time,"
+                " chat_id = excluded.chat_id, chat_thread = excluded.chat_thread,"
+                " local_time = excluded.local_time,"
                 " timezone = excluded.timezone, quiet_days = excluded.quiet_days, enabled = 1,"
                 " failures = 0, retry_at = NULL, updated_at = excluded.updated_at",
-                (user_id, platform, chat_id, local_time, timezone, int(quiet_days), stamp, stamp),
+                (
+                    user_id,
+                    platform,
+                    chat_id,
+                    chat_thread,
+                    local_time,
+                    timezone,
+                    int(quiet_days),
+                    stamp,
+                    stamp,
+                ),
             )
         schedule = await self.get(user_id)
         if schedule is None:

@@ -205,6 +205,14 @@ class TurnRepository:
         )
         return int(str(value))
 
+    async def thread_ids(self, user_id: UserId) -> list[str]:
+        """The conversation threads a user's turns were in (to drop their checkpoints)."""
+        rows = await self._db.fetch_all(
+            "SELECT DISTINCT thread_id FROM turn_log WHERE user_id = ? ORDER BY thread_id",
+            (user_id,),
+        )
+        return [str(row["thread_id"]) for row in rows]
+
     async def delete_for_user(self, user_id: UserId) -> int:
         """Forget a user's turns, unanswered questions and feedback; return turns deleted."""
         async with self._db.transaction() as tx:

@@ -18,8 +18,20 @@ from bot.events import (
     TurnEvent,
 )
 from bot.service import Bot
+from bot.sources import Source
+from graphs.ingest.state import IngestResult
+from storage.ids import UserId
 
-__all__ = ["OWNER", "RecordingNotifier", "Turn", "ask", "invite"]
+__all__ = [
+    "OWNER",
+    "RecordingNotifier",
+    "Turn",
+    "ask",
+    "invite",
+    "local_member",
+    "remember",
+    "user_id",
+]
 
 #: The default owner (`OWNERS=console:owner`).
 OWNER = Identity("console", "owner", "Olivia Owner")
@@ -73,13 +85,42 @@ async def ask(
     return Turn(tuple([event async for event in bot.handle_message(who, chat, text)]))
 
 
-async def invite(bot: Bot, name: str, *, platform: str = "telegram") -> Identity:
+async def invite(
+    bot: Bot, name: str, *, platform: str = "telegram", owner: Identity = OWNER
+) -> Identity:
     """Register a member the way people join: the owner invites, the newcomer redeems."""
-    code = await bot.conversations.create_invite(OWNER)
-    assert code is not None
+    code = await bot.create_invite(owner)
     identity = Identity(platform, name, name.title())
-    assert await bot.conversations.redeem_invite(identity, code.code) is not None
+    await bot.redeem_invite(identity, code.code)
     return identity
+
+
+async def local_member(bot: Bot, name: str, *, owner: Identity = OWNER) -> Identity:
+    """A member at this machine's terminal, registered by an owner (as `--user NAME`)."""
+    return await bot.local_member(owner, name, create=True)
+
+
+async def user_id(bot: Bot, who: Identity) -> UserId:
+    """The user id behind a registered identity."""
+    user = await bot.user_for(who)
+    assert user is not None, who
+    return user.id
+
+
+async def remember(
+    bot: Bot,
+    who: Identity | None,
+    text: str | None = None,
+    *,
+    owner: Identity = OWNER,
+    **source: object,
+) -> IngestResult:
+    """Ingest a source for `who` (privately), or with `who` None into the shared knowledge
+    (by `owner`)."""
+    item = Source(text=text, **source)  # type: ignore[arg-type]
+    if who is None:
+        return await bot.ingest(owner, item, shared=True)
+    return await bot.ingest(who, item)
 
 
 @dataclass
@@ -95,17 +136,17 @@ class RecordingNotifier:
         """Record an approval request shown to an owner."""
         self.asked.append((owner_platform_user_id, request))
 
-    async def deliver(self, chat_id: str, events: Sequence[TurnEvent]) -> None:
+    async def deliver(self, chat: ChatRef, events: Sequence[TurnEvent]) -> None:
         """Record a finished turn sent into a chat."""
-        self.delivered.append((chat_id, tuple(events)))
+        self.delivered.append((chat.chat_id, tuple(events)))
 
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """Record a plain message to an owner."""
         self.owner_messages.append((owner_platform_user_id, text))
 
-    async def send_text(self, chat_id: str, text: str) -> str | None:
+    async def send_text(self, chat: ChatRef, text: str) -> str | None:
         """Record a plain text sent into a chat (digests, notices); its id is its number."""
-        self.texts.append((chat_id, text))
+        self.texts.append((chat.chat_id, text))
         return str(len(self.texts))
 
     def delivered_answers(self) -> list[tuple[str, str, str]]:

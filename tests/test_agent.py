@@ -12,13 +12,13 @@ from bot.app import Lore, open_lore
 from bot.events import Identity
 from graphs.agent.verify import NO_SOURCE
 from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, GUARD_PROMPT_INJECTION
-from graphs.ingest.state import IngestRequest
 from storage.budget import BudgetLedger
 from storage.documents import DocumentRepository
 from storage.ids import DocumentId, TurnId, UserId
 from storage.incidents import CitationEventKind, IncidentRepository
+from storage.money import Money
 from storage.turns import TurnRepository
-from tests.chat_turns import ask, invite
+from tests.chat_turns import OWNER, ask, invite, remember
 from tests.conftest import SettingsFactory
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest
 
@@ -36,7 +36,7 @@ def tool_messages(request: RecordedRequest) -> list[dict[str, Any]]:
 
 
 async def user_id(core: Lore, who: Identity) -> UserId:
-    user = await core.bot.conversations.user_for(who)
+    user = await core.bot.user_for(who)
     assert user is not None
     return user.id
 
@@ -50,7 +50,7 @@ async def test_invariant_2_private_search_is_not_offered_in_group_chats(
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
         private_note = "Mia's locker code is 4417 and the spare key hangs behind the boiler."
-        await core.bot.ingest(IngestRequest(await user_id(core, mia), text=private_note))
+        await remember(core.bot, mia, private_note)
         fake_openai.enqueue_text("I found nothing about that.")
         group = await ask(core.bot, mia, "What is my locker code?", group=True)
         fake_openai.enqueue_text("I found nothing about that.")
@@ -78,8 +78,8 @@ async def test_invariant_2_private_search_is_not_offered_in_group_chats(
 async def test_invariant_2_a_private_note_is_never_quoted_in_a_group_chat(lore: Lore) -> None:
     mia, noah = await invite(lore.bot, "mia"), await invite(lore.bot, "noah")
     private_note = "The spare key for the bike shed is hidden under the blue flowerpot."
-    note = await lore.bot.ingest(IngestRequest(await user_id(lore, mia), text=private_note))
-    await lore.bot.ingest(IngestRequest(None, text="The kitchen is cleaned every Friday."))
+    note = await remember(lore.bot, mia, private_note)
+    await remember(lore.bot, None, text="The kitchen is cleaned every Friday.")
     question = "Where is the spare key for the bike shed hidden?"
 
     private = await ask(lore.bot, mia, question)
@@ -110,8 +110,8 @@ async def test_invariant_3_fail_closed_unknown_user_is_refused_before_any_model_
     async with open_lore(llm_settings()) as core:
         turn = await ask(core.bot, stranger, "What is in the knowledge base?")
         incidents = await IncidentRepository(core.database).guard_incidents()
-        assert await core.bot.conversations.user_for(stranger) is None
-        spent = (await core.bot.budget_report()).spent_usd
+        assert await core.bot.user_for(stranger) is None
+        spent = (await core.bot.budget_report(OWNER)).spent_usd
     assert turn.refusals == ["unknown_user"]
     assert turn.done.outcome == "refused"
     assert "invite" in turn.done.answer
@@ -172,8 +172,11 @@ async def test_invariant_3_fail_closed_a_spent_budget_refuses_without_a_model_re
 ) -> None:
     async with open_lore(llm_settings(daily_budget_usd=0.5)) as core:
         mia = await invite(core.bot, "mia")
-        day = (await core.bot.budget_report()).day
-        assert await BudgetLedger(core.database).reserve(day, 500_000, 500_000) is not None
+        day = (await core.bot.budget_report(OWNER)).day
+        assert (
+            await BudgetLedger(core.database).reserve(day, Money(500_000), Money(500_000))
+            is not None
+        )
         turn = await ask(core.bot, mia, "When does the office open?")
         incidents = await IncidentRepository(core.database).guard_incidents()
     assert turn.refusals == ["budget_spent"]
@@ -189,7 +192,7 @@ async def test_invariant_3_fail_closed_a_call_that_does_not_fit_the_budget_is_no
     async with open_lore(llm_settings(daily_budget_usd=0.000001)) as core:
         mia = await invite(core.bot, "mia")
         turn = await ask(core.bot, mia, "When does the office open?")
-        spent = (await core.bot.budget_report()).spent_usd
+        spent = (await core.bot.budget_report(OWNER)).spent_usd
         incidents = await IncidentRepository(core.database).guard_incidents()
     assert turn.refusals == ["budget_spent"]
     assert turn.done.outcome == "refused"
@@ -254,7 +257,7 @@ async def test_invariant_5_cite_or_refuse_drops_an_invented_citation(
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
-        office = await core.bot.ingest(IngestRequest(None, text=OFFICE))
+        office = await remember(core.bot, None, text=OFFICE)
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office hours"}))
         fake_openai.enqueue_text("The office opens at 8 am [1]. It has a rooftop pool [7].")
         turn = await ask(core.bot, mia, "When does the office open?")
@@ -280,11 +283,11 @@ async def test_invariant_5_cite_or_refuse_an_uncited_answer_after_a_search_is_a_
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
-        await core.bot.ingest(IngestRequest(None, text=OFFICE))
+        await remember(core.bot, None, text=OFFICE)
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "parking"}))
         fake_openai.enqueue_text("You can probably park behind the building.")
         turn = await ask(core.bot, mia, "Where can I park my car?")
-        unanswered = await core.bot.unanswered()
+        unanswered = await core.bot.unanswered(OWNER)
     assert turn.done.outcome == "refused"
     assert turn.done.answer == NO_SOURCE
     assert turn.refusals == ["no_source"]
@@ -295,10 +298,10 @@ async def test_invariant_5_cite_or_refuse_offline_model_refuses_off_topic_questi
     lore: Lore,
 ) -> None:
     mia = await invite(lore.bot, "mia")
-    office = await lore.bot.ingest(IngestRequest(None, text=OFFICE))
+    office = await remember(lore.bot, None, text=OFFICE)
     answered = await ask(lore.bot, mia, "When does the office open on weekdays?")
     refused = await ask(lore.bot, mia, "What is the capital of Australia?")
-    unanswered = await lore.bot.unanswered()
+    unanswered = await lore.bot.unanswered(OWNER)
     assert answered.done.outcome == "answered"
     assert [c.document_id for c in answered.done.citations] == [office.document_id]
     assert refused.done.outcome == "refused"
@@ -313,7 +316,7 @@ async def test_invariant_5_cite_or_refuse_drops_a_source_deleted_before_verify(
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
-        office = await core.bot.ingest(IngestRequest(None, text=OFFICE))
+        office = await remember(core.bot, None, text=OFFICE)
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office hours"}))
         fake_openai.enqueue_text("The office opens at 8 am [1].", chunks=3, hold_after=1)
         running = asyncio.create_task(ask(core.bot, mia, "When does the office open?"))
@@ -325,7 +328,7 @@ async def test_invariant_5_cite_or_refuse_drops_a_source_deleted_before_verify(
         dropped = await IncidentRepository(core.database).citation_events(
             turn_id=TurnId(turn.done.turn_id)
         )
-        unanswered = await core.bot.unanswered()
+        unanswered = await core.bot.unanswered(OWNER)
     assert "[1]" in turn.streamed  # the model did cite it...
     assert turn.done.citations == ()  # ...but the source was gone when the answer was checked
     assert turn.done.outcome == "refused"

@@ -9,9 +9,8 @@ import json
 
 from bot.app import open_lore
 from graphs.agent.verify import NO_SOURCE
-from graphs.ingest.state import IngestRequest
 from storage.turns import TurnRepository
-from tests.chat_turns import ask, invite
+from tests.chat_turns import OWNER, ask, invite, remember
 from tests.conftest import SettingsFactory
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -41,7 +40,7 @@ async def test_the_daily_cap_holds_for_50_concurrent_turns_and_across_a_restart(
             turns.append(await ask(core.bot, who, "And on Saturdays?"))
             if turns[-1].refusals:
                 break
-        spent = round((await core.bot.budget_report()).spent_usd * 1_000_000)
+        spent = round((await core.bot.budget_report(OWNER)).spent_usd * 1_000_000)
         worst_call = await core.database.fetch_value(
             "SELECT MAX(reserved_micros) FROM budget_ledger"
         )
@@ -59,7 +58,7 @@ async def test_the_daily_cap_holds_for_50_concurrent_turns_and_across_a_restart(
     assert round(sum(t.done.cost_usd for t in answered) * 1_000_000) == spent
 
     async with open_lore(settings) as again:
-        assert round((await again.bot.budget_report()).spent_usd * 1_000_000) == spent
+        assert round((await again.bot.budget_report(OWNER)).spent_usd * 1_000_000) == spent
         late = await ask(again.bot, members[0], "And on Sundays?")
     assert late.refusals == ["budget_spent"]
     assert len(fake_openai.requests) == len(answered)
@@ -73,7 +72,7 @@ async def test_failing_provider_turns_end_cleanly_and_never_repeat_an_answer(
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
-        await core.bot.ingest(IngestRequest(None, text=OFFICE))
+        await remember(core.bot, None, text=OFFICE)
         fake_openai.fail_every(2)
         turns = []
         for n in range(10):
@@ -105,7 +104,7 @@ async def test_a_stream_dropped_mid_answer_is_a_clean_error_and_is_not_retried(
         mia = await invite(core.bot, "mia")
         fake_openai.enqueue_drop_after("The office opens at eight in the", 2)
         turn = await ask(core.bot, mia, "When does the office open?")
-        spent = (await core.bot.budget_report()).spent_usd
+        spent = (await core.bot.budget_report(OWNER)).spent_usd
         logged = await TurnRepository(core.database).get(turn.done.turn_id)
     assert len(fake_openai.requests) == 1
     assert turn.streamed == "The office opens at eight in the"
@@ -125,7 +124,7 @@ async def test_an_unavailable_provider_is_a_clean_error_and_costs_nothing(
         for _ in range(3):
             fake_openai.enqueue_error(503)
         turn = await ask(core.bot, mia, "When does the office open?")
-        spent = (await core.bot.budget_report()).spent_usd
+        spent = (await core.bot.budget_report(OWNER)).spent_usd
     assert len(fake_openai.requests) == 3  # the first try and two retries
     assert turn.streamed == ""
     assert [e.message for e in turn.errors] == [turn.done.answer]
@@ -141,7 +140,7 @@ async def test_a_model_that_keeps_calling_tools_gets_tool_choice_none_on_the_fou
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
-        await core.bot.ingest(IngestRequest(None, text=OFFICE))
+        await remember(core.bot, None, text=OFFICE)
         for n in range(3):
             query = json.dumps({"query": f"office {n}"})
             fake_openai.enqueue_tool_call("search_knowledge", query, call_id=f"call_{n}")
@@ -163,7 +162,7 @@ async def test_a_model_that_ignores_tool_choice_none_still_ends_the_turn(
             query = json.dumps({"query": f"office {n}"})
             fake_openai.enqueue_tool_call("search_knowledge", query, call_id=f"call_{n}")
         turn = await ask(core.bot, mia, "When does the office open?")
-        unanswered = await core.bot.unanswered()
+        unanswered = await core.bot.unanswered(OWNER)
     assert [r.body["tool_choice"] for r in fake_openai.requests] == ["auto"] * 3 + ["none"]
     assert turn.tools == ["search_knowledge"] * 3
     assert turn.done.outcome == "refused"

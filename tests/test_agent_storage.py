@@ -26,6 +26,7 @@ from storage.ids import ChunkHash, DocumentId, TurnId, UserId, new_turn_id, poin
 from storage.incidents import CitationEventKind, IncidentRepository
 from storage.invites import InviteRepository
 from storage.migrations import MIGRATIONS, apply_migrations, schema_version
+from storage.money import Money
 from storage.timestamps import utc_iso
 from storage.turns import TurnOutcome, TurnRecord, TurnRepository
 from storage.users import Role, User, UserRepository
@@ -127,6 +128,7 @@ async def _approval(
         tool_name="delete_document",
         arguments_json='{"document_id": "d1"}',
         summary="Delete 'Notes'",
+        is_group=False,
         now=NOW,
         ttl=ttl,
     )
@@ -225,43 +227,43 @@ async def test_concurrent_reservations_never_overshoot_the_cap(tmp_path: Path) -
     async with Database(path) as first, Database(path) as second:
         ledgers = [BudgetLedger(first), BudgetLedger(second)]
         results = await asyncio.gather(
-            *(ledgers[n % 2].reserve(DAY, amount, cap, now=NOW) for n in range(50))
+            *(ledgers[n % 2].reserve(DAY, Money(amount), Money(cap), now=NOW) for n in range(50))
         )
         granted = [r for r in results if r is not None]
         assert len(granted) == 7
         assert len({r.id for r in granted}) == 7
-        assert await ledgers[0].spent(DAY) == 7 * amount <= cap
-        assert await ledgers[1].remaining(DAY, cap) == amount - 1
+        assert await ledgers[0].spent(DAY) == Money(7 * amount) <= Money(cap)
+        assert await ledgers[1].remaining(DAY, Money(cap)) == Money(amount - 1)
 
 
 async def test_settle_and_release_arithmetic(database: Database) -> None:
     ledger = BudgetLedger(database)
     cap = 1_000
-    first = await ledger.reserve(DAY, 100, cap, purpose="turn-a", now=NOW)
-    second = await ledger.reserve(DAY, 200, cap, now=NOW)
+    first = await ledger.reserve(DAY, Money(100), Money(cap), purpose="turn-a", now=NOW)
+    second = await ledger.reserve(DAY, Money(200), Money(cap), now=NOW)
     assert first is not None
     assert second is not None
-    assert await ledger.spent(DAY) == 300
+    assert await ledger.spent(DAY) == Money(300)
 
-    assert await ledger.settle(first, 40, now=NOW)
-    assert await ledger.spent(DAY) == 240
+    assert await ledger.settle(first, Money(40), now=NOW)
+    assert await ledger.spent(DAY) == Money(240)
     assert await ledger.release(second, now=NOW)
-    assert await ledger.spent(DAY) == 40
+    assert await ledger.spent(DAY) == Money(40)
     assert not await ledger.release(second, now=NOW)
-    assert not await ledger.settle(second, 10, now=NOW)
-    assert not await ledger.settle(first, 10, now=NOW)
-    assert await ledger.spent(DAY) == 40
+    assert not await ledger.settle(second, Money(10), now=NOW)
+    assert not await ledger.settle(first, Money(10), now=NOW)
+    assert await ledger.spent(DAY) == Money(40)
 
     # The provider over-ran: the actual cost counts and the overrun is visible.
-    third = await ledger.reserve(DAY, 500, cap, now=NOW)
+    third = await ledger.reserve(DAY, Money(500), Money(cap), now=NOW)
     assert third is not None
-    assert await ledger.settle(third, 700, now=NOW)
+    assert await ledger.settle(third, Money(700), now=NOW)
     summary = await ledger.summary(DAY)
-    assert summary.spent_micros == await ledger.spent(DAY) == 740
-    assert summary.overrun_micros == 200
-    assert await ledger.remaining(DAY, cap) == 260
-    assert await ledger.reserve(DAY, 261, cap, now=NOW) is None
-    assert await ledger.reserve("2025-01-16", 261, cap, now=NOW) is not None
+    assert summary.spent == await ledger.spent(DAY) == Money(740)
+    assert summary.overrun == Money(200)
+    assert await ledger.remaining(DAY, Money(cap)) == Money(260)
+    assert await ledger.reserve(DAY, Money(261), Money(cap), now=NOW) is None
+    assert await ledger.reserve("2025-01-16", Money(261), Money(cap), now=NOW) is not None
     with pytest.raises(ValueError, match="YYYY-MM-DD"):
         await ledger.spent("2025-W03-3")
 
@@ -270,32 +272,34 @@ async def test_spent_amounts_survive_a_restart(tmp_path: Path) -> None:
     path = tmp_path / "lore.sqlite3"
     async with Database(path) as database:
         ledger = BudgetLedger(database)
-        settled = await ledger.reserve(DAY, 300, 1_000, now=NOW)
+        settled = await ledger.reserve(DAY, Money(300), Money(1_000), now=NOW)
         assert settled is not None
-        await ledger.settle(settled, 250, now=NOW)
-        assert await ledger.reserve(DAY, 400, 1_000, now=NOW) is not None  # never settled
+        await ledger.settle(settled, Money(250), now=NOW)
+        assert (
+            await ledger.reserve(DAY, Money(400), Money(1_000), now=NOW) is not None
+        )  # never settled
     async with Database(path) as reopened:
         ledger = BudgetLedger(reopened)
-        assert await ledger.spent(DAY) == 650
-        assert await ledger.reserve(DAY, 351, 1_000, now=NOW) is None
+        assert await ledger.spent(DAY) == Money(650)
+        assert await ledger.reserve(DAY, Money(351), Money(1_000), now=NOW) is None
 
 
 async def test_a_stale_reservation_keeps_counting(tmp_path: Path) -> None:
     path = tmp_path / "lore.sqlite3"
     async with Database(path) as database:
-        crashed = await BudgetLedger(database).reserve(DAY, 600, 1_000, now=NOW)
+        crashed = await BudgetLedger(database).reserve(DAY, Money(600), Money(1_000), now=NOW)
         assert crashed is not None
     async with Database(path) as database:
         ledger = BudgetLedger(database)
         assert await ledger.abandon_stale(now=NOW + timedelta(minutes=30)) == 0
         assert await ledger.abandon_stale(now=NOW + timedelta(hours=2)) == 1
         assert not await ledger.release(crashed)
-        assert await ledger.spent(DAY) == 600
-        assert (await ledger.summary(DAY)).abandoned_micros == 600
-        assert await ledger.reserve(DAY, 401, 1_000, now=NOW) is None
+        assert await ledger.spent(DAY) == Money(600)
+        assert (await ledger.summary(DAY)).abandoned == Money(600)
+        assert await ledger.reserve(DAY, Money(401), Money(1_000), now=NOW) is None
         # A caller that was only slow can still report the real cost.
-        assert await ledger.settle(crashed, 100)
-        assert await ledger.spent(DAY) == 100
+        assert await ledger.settle(crashed, Money(100))
+        assert await ledger.spent(DAY) == Money(100)
 
 
 async def test_an_unreadable_ledger_raises_budget_unavailable(tmp_path: Path) -> None:
@@ -307,9 +311,9 @@ async def test_an_unreadable_ledger_raises_budget_unavailable(tmp_path: Path) ->
         with pytest.raises(BudgetUnavailableError):
             await ledger.spent(DAY)
         with pytest.raises(BudgetUnavailableError):
-            await ledger.reserve(DAY, 1, 10, now=NOW)
+            await ledger.reserve(DAY, Money(1), Money(10), now=NOW)
     with pytest.raises(BudgetUnavailableError):
-        await BudgetLedger(database).remaining(DAY, 10)
+        await BudgetLedger(database).remaining(DAY, Money(10))
 
 
 # Turns, unanswered questions, feedback, incidents, evals

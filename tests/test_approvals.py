@@ -125,15 +125,15 @@ async def test_invariant_4_an_expired_request_never_runs_and_the_requester_is_to
         owner_box, member_box = notifiers(core.bot)
         mia = await invite(core.bot, "mia")
         pending = await request(core.bot, mia, PRINTER)
-        assert await core.bot.conversations.expire_approvals() == []  # not yet overdue
+        assert await core.bot.expire_approvals() == []  # not yet overdue
         await wait_until_overdue(pending)
 
-        expired = await core.bot.conversations.expire_approvals()
+        expired = await core.bot.expire_approvals()
         late = await core.bot.decide_approval(OWNER, pending.approval_id, approve=True)
         row = await stored(core, pending.approval_id)
-        waiting = await core.bot.conversations.pending_approvals()
+        waiting = (await core.bot.pending_approvals(OWNER)).cards
 
-    assert [approval.id for approval in expired] == [pending.approval_id]
+    assert expired == [pending.approval_id]
     assert late.outcome == "expired"
     assert owner_box.owner_messages == []
     [(chat, outcome, answer)] = member_box.delivered_answers()
@@ -141,7 +141,7 @@ async def test_invariant_4_an_expired_request_never_runs_and_the_requester_is_to
     assert "expired" in answer
     assert row.status is ApprovalStatus.EXPIRED
     assert row.executed_at is None
-    assert waiting == []
+    assert waiting == ()
 
 
 async def test_invariant_4_a_late_tap_on_an_overdue_request_tells_the_requester_once(
@@ -154,7 +154,7 @@ async def test_invariant_4_a_late_tap_on_an_overdue_request_tells_the_requester_
         await wait_until_overdue(pending)
         late = await core.bot.decide_approval(OWNER, pending.approval_id, approve=True)
         later = await core.bot.decide_approval(OWNER, pending.approval_id, approve=True)
-        swept = await core.bot.conversations.expire_approvals()
+        swept = await core.bot.expire_approvals()
         row = await stored(core, pending.approval_id)
     assert (late.outcome, later.outcome) == ("expired", "expired")
     assert swept == []
@@ -181,8 +181,8 @@ MIA = Identity("telegram", "mia", "Mia")
 
 async def main(mode):
     async with open_lore(load_settings()) as core:
-        invite = await core.bot.conversations.create_invite(OWNER)
-        await core.bot.conversations.redeem_invite(MIA, invite.code)
+        invite = await core.bot.create_invite(OWNER)
+        await core.bot.redeem_invite(MIA, invite.code)
         chat = ChatRef("telegram", "mia")
         async for event in core.bot.handle_message(MIA, chat, sys.argv[2]):
             if isinstance(event, ApprovalPending):
@@ -253,7 +253,7 @@ async def test_invariant_4_an_approval_survives_a_restart(
     # Process B (this one) opens the same data directory; the owner approves there.
     async with open_lore(settings) as core:
         owner_box, member_box = notifiers(core.bot)
-        recovered = await core.bot.conversations.recover_approvals()
+        recovered = await core.bot.recover_approvals()
         approved = await core.bot.decide_approval(OWNER, approval_id, approve=True)
         again = await core.bot.decide_approval(OWNER, approval_id, approve=True)
         row = await stored(core, approval_id)

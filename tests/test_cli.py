@@ -47,7 +47,7 @@ def lore(workdir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProc
 def test_ingest_a_folder_then_search_and_stats(workdir: Path) -> None:
     ingested = lore(workdir, "ingest", "notes", "--shared")
     assert ingested.returncode == 0, ingested.stderr
-    assert "Saved: Office wifi (1 chunks)" in ingested.stdout
+    assert "Saved: Office wifi (1 chunk)" in ingested.stdout
     assert "Saved: Parking: visitors park in bay 12 behind the bakery." in ingested.stdout
     assert "ignored" not in ingested.stdout + ingested.stderr
 
@@ -68,9 +68,15 @@ def test_ingest_a_folder_then_search_and_stats(workdir: Path) -> None:
 def test_private_notes_belong_to_their_user(workdir: Path) -> None:
     assert lore(workdir, "ingest", "notes/wifi.md", "--user", "ann").returncode == 0
     assert "Office wifi" in lore(workdir, "search", "wifi password", "--user", "ann").stdout
-    other = lore(workdir, "search", "wifi password", "--user", "bob")
-    assert "Office wifi" not in other.stdout
-    assert "Nothing in the knowledge base matches that." in other.stdout
+    other = lore(workdir, "ingest", "notes/parking.txt", "--user", "bob")
+    assert other.returncode == 0
+    found = lore(workdir, "search", "wifi password", "--user", "bob")
+    assert "Office wifi" not in found.stdout
+    # A mistyped name is an error, not a new member.
+    typo = lore(workdir, "search", "wifi password", "--user", "typo-nobody")
+    assert typo.returncode == 1
+    assert "Nobody called 'typo-nobody'" in typo.stderr
+    assert "users: 3" in lore(workdir, "stats").stdout  # the owner, ann, bob
 
 
 def test_bad_input_gets_a_polite_message_and_no_traceback(workdir: Path) -> None:
@@ -103,7 +109,8 @@ def test_a_busy_data_directory_is_reported_clearly(workdir: Path) -> None:
 def test_run_loads_the_sample_knowledge_base_and_chats_on_piped_input(workdir: Path) -> None:
     with (workdir / ".env").open("a") as env:
         env.write("SAMPLE_DOCS_DIR=notes\n")
-    script = "where do visitors park?\ntell the owner that bay 12 is flooded\ny\n/budget\n"
+    # Piped input never answers an approval by accident: it waits for /approve.
+    script = "where do visitors park?\ntell the owner that bay 12 is flooded\n/approve\n/budget\n"
     result = lore(workdir, "run", stdin=script)
     assert result.returncode == 0, result.stderr
     assert "Knowledge base: 2 shared documents" in result.stdout

@@ -14,11 +14,11 @@ from bot.digests import DIGEST_GRACE, due_day
 from bot.errors import DigestError
 from bot.events import ChatRef, Identity
 from bot.settings import Settings
-from graphs.ingest.state import IngestRequest
 from storage.budget import BudgetLedger
 from storage.digests import DigestRepository, DigestSchedule
 from storage.ids import UserId
-from tests.chat_turns import OWNER, ask, invite
+from storage.money import Money
+from tests.chat_turns import OWNER, ask, invite, remember
 from tests.conftest import SettingsFactory
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -47,20 +47,20 @@ class DigestBox:
     async def ask_owner(self, owner_platform_user_id: str, request: object) -> None:
         """Unused here."""
 
-    async def deliver(self, chat_id: str, events: object) -> None:
+    async def deliver(self, chat: ChatRef, events: object) -> None:
         """Unused here."""
 
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """Unused here."""
 
-    async def send_text(self, chat_id: str, text: str) -> str | None:
+    async def send_text(self, chat: ChatRef, text: str) -> str | None:
         """Record the text and return an id, unless scripted to fail."""
         if self.fail_next:
             mode = self.fail_next.pop(0)
             if mode == "raise":
                 raise ConnectionError("platform unreachable")
             return None
-        self.texts.append((chat_id, text))
+        self.texts.append((chat.chat_id, text))
         return f"m{len(self.texts)}"
 
 
@@ -78,7 +78,7 @@ async def member_with_digest(lore: Lore, name: str = "mia", **kwargs: bool) -> I
 
 
 async def user_id(lore: Lore, who: Identity) -> UserId:
-    user = await lore.bot.conversations.user_for(who)
+    user = await lore.bot.user_for(who)
     assert user is not None
     return user.id
 
@@ -90,8 +90,8 @@ async def test_a_digest_due_at_0730_berlin_is_sent_once_even_across_a_restart(
         box = boxes(lore)
         mia = await member_with_digest(lore)
         mia_id = await user_id(lore, mia)
-        await lore.bot.ingest(IngestRequest(None, text="Lunch moves to 12:30.", title="Lunch"))
-        await lore.bot.ingest(IngestRequest(mia_id, text="My bike code is 4411.", title="Bike"))
+        await remember(lore.bot, None, text="Lunch moves to 12:30.", title="Lunch")
+        await remember(lore.bot, mia, "My bike code is 4411.", title="Bike")
 
         early = await lore.bot.send_due_digests(berlin(7, 29))
         on_time = await lore.bot.send_due_digests(berlin(7, 30))
@@ -195,9 +195,9 @@ async def _owner_digest(lore: Lore) -> None:
     await ask(lore.bot, mia, "What is the airspeed of an unladen swallow?")
     ledger = BudgetLedger(lore.database)
     yesterday = (DAY - timedelta(days=1)).isoformat()
-    reservation = await ledger.reserve(yesterday, 250_000, 1_000_000, purpose="test")
+    reservation = await ledger.reserve(yesterday, Money(250_000), Money(1_000_000), purpose="test")
     assert reservation is not None
-    await ledger.settle(reservation, 123_400)
+    await ledger.settle(reservation, Money(123_400))
 
     await lore.bot.send_due_digests(berlin(7, 30))
     [text] = [text for chat, text in box.texts if chat == "owner"]
@@ -213,8 +213,7 @@ async def test_a_members_digest_shows_neither_approvals_spend_nor_others_notes(
     box = boxes(lore)
     mia = await member_with_digest(lore, "mia")
     ben = await invite(lore.bot, "ben")
-    ben_id = await user_id(lore, ben)
-    await lore.bot.ingest(IngestRequest(ben_id, text="Ben's secret plan.", title="Ben plan"))
+    await remember(lore.bot, ben, "Ben's secret plan.", title="Ben plan")
     await ask(lore.bot, ben, "What is the airspeed of an unladen swallow?")
     await lore.bot.send_due_digests(berlin(7, 30))
     [(_, text)] = box.texts
@@ -248,7 +247,7 @@ async def test_digests_are_set_in_private_chats_only_and_can_be_turned_off(lore:
         await lore.bot.set_digest(mia, ChatRef("telegram", "team", is_group=True), "7:30", "UTC")
     schedule = await lore.bot.set_digest(mia, private_chat(mia), "7:05", "Europe/Berlin")
     assert (schedule.local_time, schedule.timezone) == ("07:05", "Europe/Berlin")
-    user = await lore.bot.conversations.user_for(mia)
+    user = await lore.bot.user_for(mia)
     assert user is not None
     assert user.timezone == "Europe/Berlin"
     assert await lore.bot.digest_off(mia) is True
@@ -278,9 +277,8 @@ SUMMARY = "Morning Mia! The shared knowledge gained Lunch, and your notes gained
 async def _digest_with_news(lore: Lore) -> DigestBox:
     box = boxes(lore)
     mia = await member_with_digest(lore)
-    await lore.bot.ingest(IngestRequest(None, text="Lunch moves to 12:30.", title="Lunch"))
-    mia_id = await user_id(lore, mia)
-    await lore.bot.ingest(IngestRequest(mia_id, text="My bike code is 4411.", title="Bike"))
+    await remember(lore.bot, None, text="Lunch moves to 12:30.", title="Lunch")
+    await remember(lore.bot, mia, "My bike code is 4411.", title="Bike")
     return box
 
 
@@ -294,7 +292,7 @@ async def _settled(lore: Lore) -> tuple[int, int]:
     """Settled and still-open micro-dollars over today's budget days."""
     ledger = BudgetLedger(lore.database)
     days = [await ledger.summary(day) for day in sorted(_budget_days())]
-    return sum(d.settled_micros for d in days), sum(d.open_micros for d in days)
+    return sum(d.settled.micros for d in days), sum(d.open.micros for d in days)
 
 
 async def test_with_a_configured_model_the_digest_is_its_summary_booked_on_the_budget(

@@ -24,6 +24,7 @@ from evals.runner import GATES, SUITES, load_suite, run_suite
 from evals.scoring import Case, judge, observe
 from graphs.llm.offline import MODEL_NAME
 from storage.evals import EvalRepository
+from tests.chat_turns import OWNER
 from tests.conftest import SettingsFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +39,7 @@ async def test_both_suites_pass_their_gates_offline_and_every_run_is_stored(
     settings = make_settings(chunk_tokens=256, chunk_overlap_tokens=48)
     suites = {name: load_suite(name) for name in SUITES}
     async with open_lore(settings) as lore:
-        assert await ingest_folder(lore.bot, DOCS, None, quiet=True) == 0
+        assert await ingest_folder(lore.bot.load_shared, DOCS, shared=True, quiet=True) == 0
         repository = EvalRepository(lore.database)
         results = {
             name: await run_suite(
@@ -48,7 +49,7 @@ async def test_both_suites_pass_their_gates_offline_and_every_run_is_stored(
         }
         runs = {run.suite: run for run in await repository.runs()}
         stored = {name: await repository.cases(result.run_id) for name, result in results.items()}
-        pending = await lore.bot.conversations.pending_approvals()
+        pending = (await lore.bot.pending_approvals(OWNER)).cards
 
     for name, result in results.items():
         failures = "\n".join(f"{f.case_id}: {f.detail} | {f.actual}" for f in result.failures)
@@ -62,7 +63,7 @@ async def test_both_suites_pass_their_gates_offline_and_every_run_is_stored(
         assert sum(case.passed for case in stored[name]) == result.passed
         assert all(case.expected and case.actual for case in stored[name])
         assert all(case.detail for case in stored[name] if not case.passed)
-    assert pending == []  # every approval an eval case asked for was rejected afterwards
+    assert pending == ()  # every approval an eval case asked for was rejected afterwards
 
 
 def test_the_suites_hold_the_cases_they_promise() -> None:

@@ -8,8 +8,10 @@ import pytest
 
 from bot.app import Lore
 from bot.errors import IngestRefusedError
-from graphs.ingest.state import IngestOutcome, IngestProgress, IngestRequest
+from bot.sources import Source
+from graphs.ingest.state import IngestOutcome
 from storage.documents import Collection
+from tests.chat_turns import OWNER, local_member, remember, user_id
 from tests.fakes.http_server import ScriptedServer, static
 from tests.sample_files import docx_bytes, pdf_bytes
 
@@ -54,16 +56,17 @@ async def uploads(lore: Lore) -> list[Path]:
 
 
 async def test_a_note_is_saved_searchable_and_kept_on_disk(lore: Lore) -> None:
-    owner = (await lore.bot.console_user("ann")).id
-    steps: list[IngestProgress] = []
+    ann = await local_member(lore.bot, "ann")
+    steps: list[str] = []
     result = await lore.bot.ingest(
-        IngestRequest(owner, text="The wifi password for the cabin is on the fridge."),
+        ann,
+        Source(text="The wifi password for the cabin is on the fridge."),
         on_progress=steps.append,
     )
     assert result.outcome is IngestOutcome.SAVED
     assert result.chunk_count == 1
-    assert [step.stage for step in steps][-1] == "saved"
-    hits = await lore.bot.search("where is the cabin wifi password?", user_id=owner)
+    assert steps[-1].startswith("⏳ Saved: ")
+    hits = await lore.bot.search(ann, "where is the cabin wifi password?")
     assert hits[0].passage.document_id == result.document_id
     assert hits[0].private
 
@@ -94,23 +97,24 @@ async def test_each_file_type_is_ingested_and_found(
         )
     path = tmp_path / name
     path.write_bytes(data)
-    result = await lore.bot.ingest(IngestRequest(None, path=path))
+    result = await remember(lore.bot, None, path=path)
     assert result.outcome is IngestOutcome.SAVED
     assert result.pending_chunks == 0
-    hits = await lore.bot.search(query, user_id=None, limit=3)
+    hits = await lore.bot.search(OWNER, query, private=False, limit=3)
     assert hits, "the new document should be found"
     assert hits[0].passage.document_id == result.document_id
     assert expected in hits[0].passage.text
 
 
 async def test_invariant_6_originals_are_kept(lore: Lore, tmp_path: Path) -> None:
-    owner = (await lore.bot.console_user("bob")).id
-    note = await lore.bot.ingest(IngestRequest(owner, text="Bob's bike lock code is 4711."))
+    bob = await local_member(lore.bot, "bob")
+    owner = await user_id(lore.bot, bob)
+    note = await remember(lore.bot, bob, "Bob's bike lock code is 4711.")
     path = tmp_path / "guide.md"
     path.write_text(GUIDE)
-    file = await lore.bot.ingest(IngestRequest(None, path=path))
+    file = await remember(lore.bot, None, path=path)
     async with ScriptedServer(routes={"/bread": static(ARTICLE, "text/html")}) as site:
-        page = await lore.bot.ingest(IngestRequest(owner, url=site.url("/bread")))
+        page = await remember(lore.bot, bob, url=site.url("/bread"))
     root = lore.settings.uploads_dir
     assert (root / owner / note.document_id).is_dir()
     assert [p.read_text() for p in (root / owner / note.document_id).iterdir()] == [
@@ -127,13 +131,13 @@ async def test_invariant_6_originals_are_kept(lore: Lore, tmp_path: Path) -> Non
 
 
 async def test_same_content_is_recognised_not_stored_twice(lore: Lore, tmp_path: Path) -> None:
-    owner = (await lore.bot.console_user("cy")).id
-    first = await lore.bot.ingest(IngestRequest(owner, text=GUIDE))
-    again = await lore.bot.ingest(IngestRequest(owner, text=GUIDE))
+    cy = await local_member(lore.bot, "cy")
+    first = await remember(lore.bot, cy, GUIDE)
+    again = await remember(lore.bot, cy, GUIDE)
     assert again.outcome is IngestOutcome.DUPLICATE
     assert again.document_id == first.document_id
     # The same content for another owner is that owner's own document.
-    other = await lore.bot.ingest(IngestRequest(None, text=GUIDE))
+    other = await remember(lore.bot, None, text=GUIDE)
     assert other.outcome is IngestOutcome.SAVED
     assert await counts(lore) == (2, 2 * first.chunk_count, first.chunk_count, first.chunk_count)
 
@@ -143,20 +147,20 @@ async def test_a_changed_source_re_embeds_only_changed_chunks(lore: Lore, tmp_pa
     sections = GUIDE.replace("# Garden guide\n\n", "")
     path = tmp_path / "guide.md"
     path.write_text(sections)
-    first = await lore.bot.ingest(IngestRequest(None, path=path))
+    first = await remember(lore.bot, None, path=path)
     assert first.chunk_count == 3
     compost = sections.index("## Compost")
     path.write_text(sections[:compost].replace("twice a week", "every morning"))
-    second = await lore.bot.ingest(IngestRequest(None, path=path))
+    second = await remember(lore.bot, None, path=path)
     assert second.outcome is IngestOutcome.UPDATED
     assert second.document_id == first.document_id
     assert (second.chunk_count, second.embedded_chunks, second.removed_chunks) == (2, 1, 2)
     assert await counts(lore) == (1, 2, 2, 0)
-    hits = await lore.bot.search("how often to water tomatoes", user_id=None, limit=1)
+    hits = await lore.bot.search(OWNER, "how often to water tomatoes", private=False, limit=1)
     assert "every morning" in hits[0].passage.text
-    assert not await lore.bot.search("compost heap aerobic", user_id=None, limit=5) or all(
+    assert not await lore.bot.search(OWNER, "compost heap aerobic", private=False, limit=5) or all(
         "compost" not in hit.passage.text.lower()
-        for hit in await lore.bot.search("compost heap aerobic", user_id=None, limit=5)
+        for hit in await lore.bot.search(OWNER, "compost heap aerobic", private=False, limit=5)
     )
 
 
@@ -181,7 +185,7 @@ async def test_bad_files_are_refused_and_leave_nothing(
     path = tmp_path / name
     path.write_bytes(data)
     with pytest.raises(IngestRefusedError, match=words):
-        await lore.bot.ingest(IngestRequest(None, path=path))
+        await remember(lore.bot, None, path=path)
     assert await counts(lore) == (0, 0, 0, 0)
     assert await uploads(lore) == []
 
@@ -197,7 +201,7 @@ async def test_bad_files_are_refused_and_leave_nothing(
 )
 async def test_refused_or_unreachable_urls_leave_nothing(lore: Lore, url: str, words: str) -> None:
     with pytest.raises(IngestRefusedError, match=words):
-        await lore.bot.ingest(IngestRequest(None, url=url))
+        await remember(lore.bot, None, url=url)
     assert await counts(lore) == (0, 0, 0, 0)
     assert await uploads(lore) == []
 
@@ -210,14 +214,14 @@ async def test_a_page_that_redirects_to_a_private_address_is_refused(lore: Lore)
 
     async with ScriptedServer(routes={"/go": to_metadata}) as site:
         with pytest.raises(IngestRefusedError):
-            await lore.bot.ingest(IngestRequest(None, url=site.url("/go")))
+            await remember(lore.bot, None, url=site.url("/go"))
         assert [r.path for r in site.requests] == ["/go"]
     assert await counts(lore) == (0, 0, 0, 0)
 
 
 async def test_stats_count_both_collections(lore: Lore) -> None:
-    owner = (await lore.bot.console_user("dee")).id
-    await lore.bot.ingest(IngestRequest(owner, text="private fact one"))
-    await lore.bot.ingest(IngestRequest(None, text="shared fact two"))
+    dee = await local_member(lore.bot, "dee")
+    await remember(lore.bot, dee, "private fact one")
+    await remember(lore.bot, None, text="shared fact two")
     assert await lore.index.count(Collection.KNOWLEDGE) == 1
     assert await lore.index.count(Collection.PRIVATE) == 1

@@ -7,9 +7,10 @@ import random
 import pytest
 
 from bot.app import Lore
-from graphs.ingest.state import IngestRequest
+from bot.events import Identity
 from storage.ids import UserId
 from storage.vectors import TenantFilterMissingError
+from tests.chat_turns import OWNER, local_member, remember, user_id
 
 TOPICS = [
     "bicycle repair and chain lubrication",
@@ -26,18 +27,20 @@ TOPICS = [
 async def test_invariant_2_private_is_private(lore: Lore) -> None:
     rng = random.Random(7)
     users: dict[UserId, set[str]] = {}
+    people: dict[UserId, Identity] = {}
     for number in range(12):
-        user = (await lore.bot.console_user(f"user{number}")).id
-        users[user] = set()
+        person = await local_member(lore.bot, f"user{number}")
+        user = await user_id(lore.bot, person)
+        users[user], people[user] = set(), person
         for topic in rng.sample(TOPICS, 3):
             note = f"{topic}: private note {number} of user{number} about {topic}."
-            result = await lore.bot.ingest(IngestRequest(user, text=note))
+            result = await remember(lore.bot, person, note)
             users[user].add(result.document_id)
-    await lore.bot.ingest(IngestRequest(None, text="Shared: the office opens at 8 am."))
+    await remember(lore.bot, None, text="Shared: the office opens at 8 am.")
 
     for user, own in users.items():
         for topic in TOPICS:
-            hits = await lore.bot.search(topic, user_id=user, limit=10)
+            hits = await lore.bot.search(people[user], topic, limit=10)
             private = [hit for hit in hits if hit.private]
             assert {hit.passage.document_id for hit in private} <= own
             assert all(hit.passage.owner_id in (None, user) for hit in hits)
@@ -45,14 +48,14 @@ async def test_invariant_2_private_is_private(lore: Lore) -> None:
         # The user's own notes are all reachable (a filter that returned nothing would pass above).
         found = set()
         for topic in TOPICS:
-            found |= {h.passage.document_id for h in await lore.bot.search(topic, user_id=user)}
+            found |= {h.passage.document_id for h in await lore.bot.search(people[user], topic)}
         assert own <= found
 
 
 async def test_shared_search_never_returns_private_chunks(lore: Lore) -> None:
-    user = (await lore.bot.console_user("solo")).id
-    await lore.bot.ingest(IngestRequest(user, text="My private diary mentions the blue door."))
-    hits = await lore.bot.search("blue door diary", user_id=None)
+    solo = await local_member(lore.bot, "solo")
+    await remember(lore.bot, solo, "My private diary mentions the blue door.")
+    hits = await lore.bot.search(OWNER, "blue door diary", private=False)
     assert all(hit.passage.owner_id is None for hit in hits)
     assert hits == []
 

@@ -45,10 +45,10 @@ def memory_index(core: Lore) -> MemoryIndex:
 
 async def member(core: Lore, name: str, timezone: str | None = None) -> tuple[Identity, UserId]:
     who = await invite(core.bot, name)
-    user = await core.bot.conversations.user_for(who)
+    user = await core.bot.user_for(who)
     assert user is not None
     if timezone is not None:
-        assert await core.bot.set_timezone(user.id, timezone)
+        assert await core.bot.set_timezone(who, timezone)
     return who, user.id
 
 
@@ -236,7 +236,7 @@ async def test_group_chats_do_not_offer_search_memory(lore: Lore) -> None:
 
 
 async def test_forget_removes_memory_points_for_good(lore: Lore) -> None:
-    _, alice = await member(lore, "alice")
+    alice_chat, alice = await member(lore, "alice")
     _, bob = await member(lore, "bob")
     now = datetime.now(UTC)
     await log_turn(lore, alice, "Where is the bike shed?", "Behind B.", now - timedelta(minutes=5))
@@ -245,7 +245,7 @@ async def test_forget_removes_memory_points_for_good(lore: Lore) -> None:
     index = memory_index(lore)
     assert (await index.count(alice), await index.count(bob)) == (1, 1)
 
-    await lore.bot.forget(alice)
+    await lore.bot.forget(alice_chat)
     after_forget = (await index.count(alice), await index.count(bob))
     await lore.bot.build_memory(now)  # the next run must not bring it back
 

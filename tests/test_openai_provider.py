@@ -33,6 +33,7 @@ from graphs.llm.types import (
     ToolSpec,
     Usage,
 )
+from storage.money import Money
 from tests.fakes.openai_server import FakeOpenAI, ScriptedCall, split_text
 
 KEY = "sk-test-0123456789abcdef"
@@ -511,14 +512,16 @@ PRICE = ModelPrice(input_per_million=1.0, cached_input_per_million=0.5, output_p
 
 def test_call_cost_bills_cached_tokens_at_the_cached_rate() -> None:
     usage = Usage(prompt_tokens=1_000_000, completion_tokens=500_000, cached_tokens=400_000)
-    assert call_cost(PRICE, usage) == pytest.approx(0.6 + 0.2 + 1.0)
+    assert call_cost(PRICE, usage).dollars == pytest.approx(0.6 + 0.2 + 1.0)
     clamped = Usage(prompt_tokens=100, completion_tokens=0, cached_tokens=900)
-    assert call_cost(PRICE, clamped) == pytest.approx(100 * 0.5 / 1_000_000)
-    assert call_cost(PRICE, Usage()) == 0.0
+    assert call_cost(PRICE, clamped).dollars == pytest.approx(100 * 0.5 / 1_000_000)
+    assert call_cost(PRICE, Usage()) == Money.zero()
 
 
 def test_worst_case_cost_assumes_no_cache_and_full_output() -> None:
-    assert worst_case_cost(PRICE, 1000, 500) == pytest.approx((1000 * 1.0 + 500 * 2.0) / 1e6)
+    assert worst_case_cost(PRICE, 1000, 500).dollars == pytest.approx(
+        (1000 * 1.0 + 500 * 2.0) / 1e6
+    )
     usage = Usage(prompt_tokens=1000, completion_tokens=500, cached_tokens=1000)
     assert worst_case_cost(PRICE, 1000, 500) >= call_cost(PRICE, usage)
 

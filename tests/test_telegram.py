@@ -18,13 +18,13 @@ from zoneinfo import ZoneInfo
 import httpx
 import pytest
 
-from adapters.telegram import TelegramConfig, TelegramEdge, running_telegram
+from adapters.telegram import RunningTelegram, TelegramConfig, TelegramEdge
 from adapters.telegram.rendering import split_html, visible_length
 from bot.app import Lore, open_lore
 from bot.settings import Settings
-from graphs.ingest.state import IngestRequest
 from storage.digests import DigestRepository
-from storage.processed_updates import ProcessedUpdates
+from storage.processed_events import ProcessedEvents
+from tests.chat_turns import remember
 from tests.conftest import SettingsFactory
 from tests.fakes.http_server import ScriptedServer, static
 from tests.fakes.openai_server import FakeOpenAI
@@ -54,7 +54,7 @@ def tg_settings(make_settings: SettingsFactory) -> Settings:
 @asynccontextmanager
 async def telegram(
     settings: Settings, fake: FakeTelegram, **overrides: Any
-) -> AsyncIterator[tuple[Lore, TelegramEdge]]:
+) -> AsyncIterator[tuple[Lore, RunningTelegram]]:
     """The real core plus the Telegram edge pointed at the fake."""
     async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
         values: dict[str, Any] = {
@@ -67,8 +67,9 @@ async def telegram(
             **overrides,
         }
         config = TelegramConfig(**values)
-        async with running_telegram(lore.bot, config, ProcessedUpdates(lore.database)) as edge:
-            yield lore, edge
+        edge = TelegramEdge(config, ProcessedEvents(lore.database, "telegram"))
+        async with edge.running(lore.bot) as running:
+            yield lore, running
 
 
 def html_parts(call: ApiCall) -> str:
@@ -126,7 +127,7 @@ async def test_a_question_streams_to_a_cited_answer_and_feedback_records_a_row(
     tg_settings: Settings, fake: FakeTelegram
 ) -> None:
     async with telegram(tg_settings, fake) as (lore, _):
-        await lore.bot.ingest(IngestRequest(None, text=OFFICE, title="Office hours"))
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
         await join(fake, ALICE)
         await send(fake, ALICE, "When does the office open?")
         answer = await final_answer(fake, ALICE.id)
@@ -160,7 +161,7 @@ async def test_an_unknown_user_is_refused_without_any_model_call(
         await send(fake, STRANGER, "/start not-a-real-code")
         bad_code = await fake.wait_for("sendMessage", chat_id=STRANGER.id, count=2)
         assert "not valid" in bad_code.text
-        assert await lore.bot.conversations.user_for(_identity(STRANGER)) is None
+        assert await lore.bot.user_for(_identity(STRANGER)) is None
     assert fake_openai.requests == []
     assert not fake.of("sendMessageDraft", chat_id=STRANGER.id)
     assert len(fake.of("sendMessage", chat_id=STRANGER.id)) == 2
@@ -174,7 +175,7 @@ async def test_invite_deep_link_registers_a_member_once(
         refused = await fake.wait_for("sendMessage", chat_id=ALICE.id)
         assert "invited" in refused.text  # not even a member yet
         await join(fake, ALICE)
-        member = await lore.bot.conversations.user_for(_identity(ALICE))
+        member = await lore.bot.user_for(_identity(ALICE))
         assert member is not None
         assert member.role.value == "member"
         await send(fake, ALICE, "/budget")
@@ -221,8 +222,8 @@ async def test_an_approval_survives_a_restart_and_runs_once(
         assert "delivered to the owner" in outcome.text
         again = await tap(fake, OWNER, request, "✅ Approve")
         assert "already decided" in again.params["text"]
-        pending = await lore.bot.conversations.pending_approvals()
-    assert pending == []
+        pending = (await lore.bot.pending_approvals(_identity(OWNER))).cards
+    assert pending == ()
     delivered = [
         call
         for call in fake.of("sendMessage", chat_id=OWNER.id)
@@ -272,7 +273,7 @@ async def test_a_document_and_a_link_are_ingested_with_one_status_message_and_fo
         assert len(statuses) == 1  # one status message, edited in place
         assert saved.params["message_id"] == str(statuses[0].result["message_id"])
         assert "handbook" in saved.text.lower()
-        assert "chunks" in saved.text
+        assert re.search(r"\(\d+ chunks?\)", saved.text)
         assert fake.of("getFile", file_id="doc-1")
 
         await send(fake, ALICE, web.url("/parking"))
@@ -289,7 +290,7 @@ async def test_a_document_and_a_link_are_ingested_with_one_status_message_and_fo
         await send(fake, ALICE, "How do I book train tickets?")
         answer = await final_answer_containing(fake, ALICE.id, "Zephyr")
         assert "handbook" in answer.text.lower()
-        sources = await lore.bot.sources((await _member(lore, ALICE)).id)
+        sources = await lore.bot.sources(_identity(ALICE))
         assert {doc.title for doc in sources} >= {"Parking rules"}
 
 
@@ -311,12 +312,12 @@ async def test_an_oversized_file_and_an_ssrf_link_are_refused_politely(
         )
         assert "Traceback" not in refused.text
         assert len(refused.text) > 10
-        assert await lore.bot.sources((await _member(lore, ALICE)).id) == []
+        assert await lore.bot.sources(_identity(ALICE)) == []
     assert fake.of("getFile") == []  # the size was checked before any download
 
 
 async def _member(lore: Lore, user: TgUser) -> Any:
-    member = await lore.bot.conversations.user_for(_identity(user))
+    member = await lore.bot.user_for(_identity(user))
     assert member is not None
     return member
 
@@ -336,10 +337,9 @@ async def test_group_chat_answers_only_when_mentioned_or_replied_to_and_uses_sha
     tg_settings: Settings, fake: FakeTelegram
 ) -> None:
     async with telegram(tg_settings, fake) as (lore, _):
-        await lore.bot.ingest(IngestRequest(None, text=OFFICE, title="Office hours"))
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
         await join(fake, ALICE)
-        alice = await _member(lore, ALICE)
-        await lore.bot.ingest(IngestRequest(alice.id, text=LOCKER, title="Locker"))
+        await remember(lore.bot, _identity(ALICE), LOCKER, title="Locker")
 
         await send(fake, ALICE, "what is my locker code?", chat=GROUP)
         await send(fake, ALICE, "@lore_test_bot what is my locker code?", chat=GROUP)
@@ -402,7 +402,7 @@ async def test_a_redelivered_update_is_not_answered_twice_even_after_a_restart(
     tg_settings: Settings, fake: FakeTelegram
 ) -> None:
     async with telegram(tg_settings, fake) as (lore, _):
-        await lore.bot.ingest(IngestRequest(None, text=OFFICE, title="Office hours"))
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
         await join(fake, ALICE)
         question = await send(fake, ALICE, "When does the office open?")
         await final_answer(fake, ALICE.id)
@@ -429,8 +429,7 @@ async def test_sources_forget_with_confirmation_and_owner_commands(
         owner_menu = await fake.wait_for("setMyCommands", count=2)
         assert {c["command"] for c in owner_menu.params["commands"]} >= {"invite", "budget"}
         await join(fake, ALICE)
-        alice = await _member(lore, ALICE)
-        await lore.bot.ingest(IngestRequest(alice.id, text=LOCKER, title="Locker"))
+        await remember(lore.bot, _identity(ALICE), LOCKER, title="Locker")
         await send(fake, ALICE, "/note The bike shed key is in drawer 3.")
         await fake.wait_until_call(lambda c: c.chat_id == ALICE.id and c.text.startswith("✅"))
 
@@ -441,11 +440,11 @@ async def test_sources_forget_with_confirmation_and_owner_commands(
 
         await send(fake, ALICE, "/forget")
         confirm = await fake.wait_until_call(lambda c: "cannot be undone" in c.text)
-        assert len(await lore.bot.sources(alice.id)) == 2  # nothing deleted before the tap
+        assert len(await lore.bot.sources(_identity(ALICE))) == 2  # nothing deleted before the tap
         await tap(fake, ALICE, confirm, "🗑 Yes, delete them")
         done = await fake.wait_until_call(lambda c: "Deleted your 2 private" in c.text)
         assert done.method == "editMessageText"
-        assert await lore.bot.sources(alice.id) == []
+        assert await lore.bot.sources(_identity(ALICE)) == []
 
         for command in ("/budget", "/approvals", "/unanswered"):
             await send(fake, OWNER, command)
@@ -530,7 +529,7 @@ async def test_answers_fall_back_to_edits_when_drafts_are_unknown(
 ) -> None:
     fake.disable("sendMessageDraft")
     async with telegram(tg_settings, fake) as (lore, _):
-        await lore.bot.ingest(IngestRequest(None, text=OFFICE, title="Office hours"))
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
         await join(fake, ALICE)
         await send(fake, ALICE, "When does the office open?")
         answer = await final_answer(fake, ALICE.id)

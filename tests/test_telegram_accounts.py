@@ -14,12 +14,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from adapters.console import LOCAL_OWNER, ConsoleChat
-from bot.errors import ShareRefusedError
+from bot.errors import LinkRefusedError, ShareRefusedError
 from bot.events import Identity
 from bot.settings import Settings
-from graphs.ingest.state import IngestRequest
 from storage.documents import DocumentRepository
 from storage.link_codes import LinkCodeRepository
+from tests.chat_turns import remember
 from tests.conftest import SettingsFactory
 from tests.fakes.http_server import ScriptedServer, static
 from tests.fakes.telegram_server import FakeTelegram, TgUser
@@ -87,24 +87,24 @@ async def test_link_joins_the_terminal_account_to_a_telegram_member_once(
     async with telegram(tg_settings, fake) as (lore, _):
         await join(fake, ALICE)
         alice = await _member(lore, ALICE)
-        await lore.bot.ingest(IngestRequest(alice.id, text=LOCKER, title="Locker"))
+        await remember(lore.bot, _identity(ALICE), LOCKER, title="Locker")
         code = await _link_code(fake, ALICE)
 
         out: list[str] = []
         console = ConsoleChat(lore.bot, read_line=_no_input, write=out.append, interactive=False)
         await console.handle(f"/link {code.lower()}")  # case does not matter
         assert out[-1].startswith("Linked")
-        terminal = await lore.bot.conversations.user_for(LOCAL_OWNER)
+        terminal = await lore.bot.user_for(LOCAL_OWNER)
         assert terminal is not None
         assert terminal.id == alice.id
         await console.handle("what is my locker code?")  # private search as Alice
         assert "4417" in "".join(out)
-        passages = await lore.bot.search("locker code", user_id=terminal.id)
+        passages = await lore.bot.search(LOCAL_OWNER, "locker code")
         assert any("4417" in found.passage.text for found in passages)
 
         used = await _reply(fake, STRANGER, f"/link {code}", "not valid")
         assert "already used or expired" in used
-        assert await lore.bot.conversations.user_for(_identity(STRANGER)) is None
+        assert await lore.bot.user_for(_identity(STRANGER)) is None
 
 
 async def test_link_refuses_an_account_that_belongs_to_someone_else_and_expired_codes(
@@ -134,7 +134,7 @@ async def test_link_refuses_an_account_that_belongs_to_someone_else_and_expired_
         )
         expired = await _reply(fake, LATECOMER, f"/link {old.display}", "not valid")
         assert "expired" in expired
-        assert await lore.bot.conversations.user_for(_identity(LATECOMER)) is None
+        assert await lore.bot.user_for(_identity(LATECOMER)) is None
         plain = await _reply(fake, LATECOMER, "/link", "invited")  # no code for strangers
         assert "invite" in plain
 
@@ -146,16 +146,15 @@ async def test_an_owner_identity_from_settings_links_only_to_an_owner(
     async with telegram(settings, fake) as (lore, _):
         await join(fake, ALICE)
         code = await _link_code(fake, ALICE)
-        refused = await lore.bot.link_identity(LOCAL_OWNER, code)
-        assert refused.outcome == "refused"
+        with pytest.raises(LinkRefusedError, match="only be linked with another owner"):
+            await lore.bot.link_identity(LOCAL_OWNER, code)
         owner_code = await lore.bot.create_link_code(_identity(OWNER))
-        assert owner_code is not None
         linked = await lore.bot.link_identity(LOCAL_OWNER, owner_code.code)
-        assert linked.outcome == "linked"
+        assert linked.startswith("Linked")
         telegram_owner = await _member(lore, OWNER)
-        assert (await lore.bot.conversations.user_for(LOCAL_OWNER)) == telegram_owner
-        again = await lore.bot.link_identity(LOCAL_OWNER, owner_code.code)
-        assert again.outcome == "invalid"  # used once
+        assert (await lore.bot.user_for(LOCAL_OWNER)) == telegram_owner
+        with pytest.raises(LinkRefusedError, match="not valid"):  # used once
+            await lore.bot.link_identity(LOCAL_OWNER, owner_code.code)
         alice = await _member(lore, ALICE)
         assert alice.id != telegram_owner.id
 
@@ -179,16 +178,15 @@ async def test_a_forwarded_message_is_saved_with_where_it_came_from(
             lambda c: c.chat_id == ALICE.id and c.text.startswith("✅")
         )
         assert "your private notes" in saved.text
-        alice = await _member(lore, ALICE)
-        [document] = await lore.bot.sources(alice.id)
+        [document] = await lore.bot.sources(_identity(ALICE))
         assert document.title.startswith("Forwarded from Carol Y: The quarterly review")
-        [found, *_] = await lore.bot.search("quarterly review meeting room", user_id=alice.id)
+        [found, *_] = await lore.bot.search(_identity(ALICE), "quarterly review meeting room")
         assert found.private
         assert re.search(
             r"Forwarded from Carol Y \(\d{4}-\d\d-\d\d \d\d:\d\d UTC\)", found.passage.text
         )
         assert "Orchid" in found.passage.text
-        shared = await lore.bot.search("Orchid meeting room", user_id=None)
+        shared = await lore.bot.search(_identity(OWNER), "Orchid meeting room", private=False)
         assert all("Orchid" not in hit.passage.text for hit in shared)
 
 
@@ -198,7 +196,6 @@ async def test_owner_chooses_shared_or_private_for_a_document_and_a_link(
     page = {"/parking": static(PAGE, "text/html; charset=utf-8")}
     async with ScriptedServer(routes=page) as web, telegram(tg_settings, fake) as (lore, _):
         await join(fake, ALICE)
-        owner = await _member(lore, OWNER)
         documents = DocumentRepository(lore.database)
         fake.add_file("doc-1", HANDBOOK.encode(), "documents/handbook.md")
         document = {
@@ -220,8 +217,8 @@ async def test_owner_chooses_shared_or_private_for_a_document_and_a_link(
         assert "the shared knowledge" in shared.text
         assert shared.params["message_id"] == str(choice.result["message_id"])
         assert [d.title for d in await documents.list_for_owner(None)] == ["Travel handbook"]
-        assert await lore.bot.sources(owner.id) == []
-        hits = await lore.bot.search("book train tickets Zephyr", user_id=None)
+        assert await lore.bot.sources(_identity(OWNER)) == []
+        hits = await lore.bot.search(_identity(OWNER), "book train tickets Zephyr", private=False)
         assert any("Zephyr" in hit.passage.text and not hit.private for hit in hits)
 
         await send(fake, OWNER, web.url("/parking"))
@@ -233,7 +230,7 @@ async def test_owner_chooses_shared_or_private_for_a_document_and_a_link(
             lambda c: c.method == "editMessageText" and c.text.startswith("✅ Saved: <b>Parking")
         )
         assert "your private notes" in private.text
-        assert [d.title for d in await lore.bot.sources(owner.id)] == ["Parking rules"]
+        assert [d.title for d in await lore.bot.sources(_identity(OWNER))] == ["Parking rules"]
         assert [d.title for d in await documents.list_for_owner(None)] == ["Travel handbook"]
         late = await tap(fake, OWNER, choice, "🌐 Shared")  # a second tap: already taken
         assert "expired" in late.params["text"]
@@ -244,9 +241,8 @@ async def test_share_publishes_an_owner_private_document_by_its_sources_number(
 ) -> None:
     async with telegram(tg_settings, fake) as (lore, _):
         await join(fake, ALICE)
-        owner, alice = await _member(lore, OWNER), await _member(lore, ALICE)
-        await lore.bot.ingest(IngestRequest(owner.id, text=HANDBOOK, title="Travel handbook"))
-        await lore.bot.ingest(IngestRequest(alice.id, text=LOCKER, title="Locker"))
+        await remember(lore.bot, _identity(OWNER), HANDBOOK, title="Travel handbook")
+        await remember(lore.bot, _identity(ALICE), LOCKER, title="Locker")
         listed = await _reply(fake, OWNER, "/sources", "Your private documents")
         assert "1. Travel handbook" in listed
 
@@ -256,13 +252,13 @@ async def test_share_publishes_an_owner_private_document_by_its_sources_number(
         assert "Travel handbook" in shared
         documents = DocumentRepository(lore.database)
         assert [d.title for d in await documents.list_for_owner(None)] == ["Travel handbook"]
-        assert [d.title for d in await lore.bot.sources(owner.id)] == ["Travel handbook"]
-        hits = await lore.bot.search("book train tickets Zephyr", user_id=None)
+        assert [d.title for d in await lore.bot.sources(_identity(OWNER))] == ["Travel handbook"]
+        hits = await lore.bot.search(_identity(OWNER), "book train tickets Zephyr", private=False)
         assert any("Zephyr" in hit.passage.text for hit in hits)
 
         member = await _reply(fake, ALICE, "/share 1", "Only an owner")
         assert "/share" in member
-        [locker] = await lore.bot.sources(alice.id)
+        [locker] = await lore.bot.sources(_identity(ALICE))
         with pytest.raises(ShareRefusedError, match="not one of your private documents"):
             await lore.bot.share_document(_identity(OWNER), locker.id)
         await send(fake, OWNER, "/share The canteen closes at 2 pm on Fridays.")

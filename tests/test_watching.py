@@ -173,7 +173,7 @@ async def test_a_feed_is_ingested_once_and_a_304_costs_no_reingest(
     assert first.saved == 2
     after_first = await shared_counts(lore)
     assert after_first[0] == 2
-    hits = await lore.bot.search("how often to turn the compost heap", user_id=None)
+    hits = await lore.bot.search(LOCAL_OWNER, "how often to turn the compost heap", private=False)
     assert hits[0].passage.source_ref == server.url("/posts/compost")
     posts_fetched = len(requests_to(server, "/posts/"))
     assert posts_fetched == 2
@@ -226,7 +226,7 @@ async def test_a_new_entry_is_ingested_on_the_next_scan_and_full_text_is_not_fet
         "/posts/compost",
         "/posts/basil",
     ]  # the bees entry carried its full text: its link was never fetched
-    hits = await lore.bot.search("which hedge do the bees visit?", user_id=None)
+    hits = await lore.bot.search(LOCAL_OWNER, "which hedge do the bees visit?", private=False)
     assert "lavender" in hits[0].passage.text
     assert hits[0].passage.document_title == "Bees and lavender"
 
@@ -251,7 +251,7 @@ async def test_a_page_source_is_ingested_updated_when_changed_and_skipped_on_304
     added = await lore.bot.watch(LOCAL_OWNER, server.url("/library"))
     assert added.source.kind is SourceKind.PAGE
     assert (await lore.bot.scan_watched_sources(T0)).saved == 1
-    hits = await lore.bot.search("when does the library open", user_id=None)
+    hits = await lore.bot.search(LOCAL_OWNER, "when does the library open", private=False)
     assert hits[0].passage.source_ref == server.url("/library")
     assert "nine" in hits[0].passage.text
 
@@ -259,14 +259,14 @@ async def test_a_page_source_is_ingested_updated_when_changed_and_skipped_on_304
     changed = await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
     assert changed.saved == 1
     assert (await shared_counts(lore))[0] == 1  # updated in place, not a second document
-    hits = await lore.bot.search("when does the library open", user_id=None)
+    hits = await lore.bot.search(LOCAL_OWNER, "when does the library open", private=False)
     assert "ten" in hits[0].passage.text
 
     page_requests = len(requests_to(server, "/library"))
     unchanged = await lore.bot.scan_watched_sources(T0 + 4 * HOUR)
     assert unchanged.sources[0].status is CheckStatus.NOT_MODIFIED
     assert len(requests_to(server, "/library")) == page_requests + 1
-    [source] = await lore.bot.watches()
+    [source] = await lore.bot.watches(LOCAL_OWNER)
     assert source.title == "Library hours"
 
 
@@ -285,15 +285,15 @@ async def test_a_refused_url_is_refused_politely_at_watch(lore: Lore) -> None:
             await lore.bot.watch(LOCAL_OWNER, url)
         assert reason in str(refused.value)
         assert str(refused.value)
-    assert await lore.bot.watches() == []
+    assert await lore.bot.watches(LOCAL_OWNER) == []
 
 
 async def test_only_owners_can_watch_or_unwatch(lore: Lore, server: ScriptedServer) -> None:
-    await lore.bot.console_user("bob")
+    await lore.bot.local_member(LOCAL_OWNER, "bob", create=True)
     for who in (MEMBER, Identity("console", "stranger", "Sam")):
         with pytest.raises(WatchRefusedError, match="Only an owner"):
             await lore.bot.watch(who, server.url("/feed.xml"))
-    assert await lore.bot.watches() == []
+    assert await lore.bot.watches(LOCAL_OWNER) == []
     assert server.requests == []
 
     added = await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
@@ -302,7 +302,7 @@ async def test_only_owners_can_watch_or_unwatch(lore: Lore, server: ScriptedServ
     removed = await lore.bot.unwatch(LOCAL_OWNER, server.url("/feed.xml"))
     assert removed is not None
     assert removed.id == added.source.id
-    assert await lore.bot.watches() == []
+    assert await lore.bot.watches(LOCAL_OWNER) == []
     assert await lore.bot.unwatch(LOCAL_OWNER, str(added.source.id)) is None
 
 
@@ -318,7 +318,7 @@ async def test_retry_after_pushes_the_next_check(
 
     report = await lore.bot.scan_watched_sources(T0)
     assert report.sources[0].status is CheckStatus.RETRY_LATER
-    [source] = await lore.bot.watches()
+    [source] = await lore.bot.watches(LOCAL_OWNER)
     assert source.next_check_at == later
     assert (source.failures, source.last_status) == (1, CheckStatus.RETRY_LATER)
 
@@ -343,10 +343,10 @@ async def test_a_malformed_feed_does_not_crash_the_scan_and_backs_off(
     assert "not well-formed" in (broken.error or "")
     assert by_url[server.url("/library")].saved == 1  # the other source still ran
 
-    feed = next(s for s in await lore.bot.watches() if s.kind is SourceKind.FEED)
+    feed = next(s for s in await lore.bot.watches(LOCAL_OWNER) if s.kind is SourceKind.FEED)
     assert (feed.failures, feed.next_check_at) == (1, T0 + 2 * HOUR)
     await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
-    feed = next(s for s in await lore.bot.watches() if s.kind is SourceKind.FEED)
+    feed = next(s for s in await lore.bot.watches(LOCAL_OWNER) if s.kind is SourceKind.FEED)
     assert (feed.failures, feed.next_check_at) == (2, T0 + 2 * HOUR + 4 * HOUR)
 
 
@@ -429,11 +429,12 @@ async def test_console_watch_commands(lore: Lore, server: ScriptedServer) -> Non
     await chat.handle("/watch http://192.168.1.1/feed")
     await chat.handle("/watches")
     text = "".join(out)
-    assert "Watching " + server.url("/feed.xml") + " (feed, 2 entries now), number 1." in text
+    # The same words as on every edge (the replies come from the bot/ registry).
+    assert "Watching the feed 'Garden blog' (2 entries now), number 1." in text
     assert "private, local or metadata" in text
-    assert "Garden blog (feed; not checked yet;" in text
+    assert f"Garden blog <{server.url('/feed.xml')}> (feed; not checked yet;" in text
     await chat.handle("/unwatch 1")
-    assert out[-1] == f"Stopped watching {server.url('/feed.xml')}.\n"
+    assert out[-1].startswith(f"Stopped watching {server.url('/feed.xml')}.")
 
 
 async def test_telegram_watch_commands_are_for_owners(
@@ -464,7 +465,7 @@ async def test_telegram_watch_commands_are_for_owners(
         assert "ok;" in listed.text
         await send(fake, OWNER, "/unwatch 1")
         await fake.wait_until_call(lambda c: "Stopped watching" in c.text)
-        assert await lore.bot.watches() == []
+        assert await lore.bot.watches(LOCAL_OWNER) == []
 
 
 async def test_the_digest_job_scans_due_sources_first_so_the_digest_carries_new_entries(

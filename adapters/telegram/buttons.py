@@ -1,7 +1,8 @@
 """Inline buttons and their callback data: short opaque strings (at most 64 bytes) and parsing.
 
 Formats: `fb:<turn id>:<+1|-1>` feedback, `ap:<approval id>:<y|n>` an owner's decision,
-`fg:<y|n>` /forget confirmation, `in:<key>:<p|s>` an owner's Private/Shared choice.
+`cf:<action>:<y|n>` a command's confirmation (the action comes from `bot/`), `in:<key>:<p|s>`
+an owner's Private/Shared choice.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 __all__ = [
     "Callback",
     "approval_keyboard",
+    "confirm_keyboard",
     "feedback_keyboard",
-    "forget_keyboard",
     "parse_callback",
     "scope_keyboard",
 ]
@@ -54,10 +55,10 @@ def approval_keyboard(approval_id: str) -> InlineKeyboardMarkup:
     )
 
 
-def forget_keyboard() -> InlineKeyboardMarkup:
-    """The /forget confirmation."""
+def confirm_keyboard(action: str, yes_label: str, no_label: str) -> InlineKeyboardMarkup:
+    """Yes / No under a command's confirmation question."""
     return InlineKeyboardMarkup(
-        [[_button("🗑 Yes, delete them", "fg::y"), _button("Cancel", "fg::n")]]
+        [[_button(yes_label, f"cf:{action}:y"), _button(no_label, f"cf:{action}:n")]]
     )
 
 
@@ -74,6 +75,6 @@ def parse_callback(data: str | None) -> Callback | None:
         return None
     kind, _, rest = data.partition(":")
     target, _, choice = rest.rpartition(":")
-    if kind not in {"fb", "ap", "fg", "in"} or not choice:
+    if kind not in {"fb", "ap", "cf", "in"} or not choice:
         return None
     return Callback(kind, target, choice)

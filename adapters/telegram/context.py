@@ -1,10 +1,10 @@
 """What every Telegram handler shares: the edge's configuration, the `Bot` service, and the
-translation of Telegram users, chats and mentions into Lore's `Identity` and `ChatRef`."""
+translation of Telegram users, chats, topics and mentions into Lore's `Identity` and
+`ChatRef`."""
 
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from telegram import Chat, Message, User
@@ -17,8 +17,6 @@ __all__ = [
     "CLOUD_DOWNLOAD_LIMIT",
     "PLATFORM",
     "EdgeContext",
-    "PendingSource",
-    "PendingSources",
     "TelegramConfig",
     "addressed_text",
     "chat_ref",
@@ -57,44 +55,6 @@ class TelegramConfig:
         return min(self.max_file_bytes, CLOUD_DOWNLOAD_LIMIT)
 
 
-@dataclass(frozen=True, slots=True)
-class PendingSource:
-    """A file or link an owner sent, waiting for the Private/Shared choice."""
-
-    user_id: int
-    file_id: str | None = None
-    file_name: str | None = None
-    url: str | None = None
-    text: str | None = None
-    title: str | None = None
-
-
-class PendingSources:
-    """The few sources waiting for an owner's choice, in memory, oldest dropped first."""
-
-    def __init__(self, capacity: int = 100) -> None:
-        self._items: OrderedDict[str, PendingSource] = OrderedDict()
-        self._capacity = capacity
-        self._next = 0
-
-    def put(self, source: PendingSource) -> str:
-        """Keep `source`; return its short key."""
-        self._next += 1
-        key = f"{self._next:x}"
-        self._items[key] = source
-        while len(self._items) > self._capacity:
-            self._items.popitem(last=False)
-        return key
-
-    def peek(self, key: str) -> PendingSource | None:
-        """The source under `key`, kept."""
-        return self._items.get(key)
-
-    def take(self, key: str) -> PendingSource | None:
-        """The source under `key`, removed; None if unknown or dropped."""
-        return self._items.pop(key, None)
-
-
 @dataclass
 class EdgeContext:
     """Shared by the handlers of one running Telegram edge."""
@@ -102,7 +62,6 @@ class EdgeContext:
     bot: Bot
     config: TelegramConfig
     drafts: DraftSupport = field(default_factory=DraftSupport)
-    pending: PendingSources = field(default_factory=PendingSources)
 
 
 def identity_of(user: User) -> Identity:
@@ -110,9 +69,16 @@ def identity_of(user: User) -> Identity:
     return Identity(PLATFORM, str(user.id), user.full_name or user.username or str(user.id))
 
 
-def chat_ref(chat: Chat) -> ChatRef:
-    """The Lore view of a chat: private, or a group (shared knowledge only)."""
-    return ChatRef(PLATFORM, str(chat.id), is_group=chat.type != Chat.PRIVATE)
+def chat_ref(chat: Chat, message: Message | None = None) -> ChatRef:
+    """The Lore view of a chat: private, or a group (shared knowledge only), and the forum
+    topic a message was written in."""
+    topic = message.message_thread_id if message is not None and message.is_topic_message else None
+    return ChatRef(
+        PLATFORM,
+        str(chat.id),
+        is_group=chat.type != Chat.PRIVATE,
+        thread=str(topic) if topic is not None else None,
+    )
 
 
 def addressed_text(message: Message, bot_username: str, bot_id: int) -> str | None:

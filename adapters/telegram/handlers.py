@@ -1,5 +1,6 @@
-"""Routing of incoming Telegram updates: commands, questions, sources to ingest, button taps;
-group chats only when the bot is mentioned or replied to. Errors end politely here."""
+"""Routing of incoming Telegram updates: commands to the `bot/` registry, sources to save,
+questions to answer, button taps; in group chats only what mentions or replies to the bot.
+Errors end politely here."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import logging
 from telegram import Chat, Message, Update, User
 from telegram.ext import ContextTypes
 
-from adapters.telegram.answers import answer_question, refuse_stranger
+from adapters.telegram.answers import answer_question
 from adapters.telegram.buttons import parse_callback
 from adapters.telegram.callbacks import handle_tap
-from adapters.telegram.commands import run_command
-from adapters.telegram.context import EdgeContext, addressed_text, identity_of
-from adapters.telegram.ingest_chat import offer_or_ingest, source_of
+from adapters.telegram.context import EdgeContext, addressed_text, chat_ref, identity_of
+from adapters.telegram.ingest_chat import offer_source, source_of
+from adapters.telegram.replies import send_reply
 from bot.errors import LoreError
 
 __all__ = ["Handlers"]
@@ -21,7 +22,7 @@ __all__ = ["Handlers"]
 logger = logging.getLogger(__name__)
 
 SORRY = "Sorry, something went wrong on my side. Please try again in a moment."
-GROUP_SOURCES = "In group chats I only save what an owner sends. Send it to me privately."
+EMPTY = "Send me a question, a document or a link."
 
 
 def _command(text: str, bot_username: str) -> tuple[str, str] | None:
@@ -51,32 +52,31 @@ class Handlers:
         me = context.bot
         command = _command(text, me.username)
         if command is not None:
-            await run_command(self._edge, message, sender, *command)
+            await self._command(message, sender, *command)
             return
         if message.chat.type != Chat.PRIVATE:
             addressed = addressed_text(message, me.username, me.id)
             if addressed is None:
                 return
             text = addressed
-        await self._content(message, sender, text)
+        await self._content(message, text)
 
-    async def _content(self, message: Message, sender: User, text: str) -> None:
-        user = await self._edge.bot.conversations.user_for(identity_of(sender))
-        if user is None:
-            await refuse_stranger(self._edge, message, sender, text)
-            return
-        owner = user.role.value == "owner"
-        source = source_of(message, sender.id, text)
+    async def _command(self, message: Message, sender: User, name: str, args: str) -> None:
+        reply = await self._edge.bot.run_command(
+            identity_of(sender), chat_ref(message.chat, message), name, args
+        )
+        if reply is not None:
+            await send_reply(message, reply)
+
+    async def _content(self, message: Message, text: str) -> None:
+        source = source_of(message, text)
         if source is not None:
-            if message.chat.type != Chat.PRIVATE and not owner:
-                await message.reply_text(GROUP_SOURCES)
-                return
-            await offer_or_ingest(self._edge, message, source, owner=owner, user_id=user.id)
+            await offer_source(self._edge, message, source)
             return
         if not text.strip():
-            await message.reply_text("Send me a question, a document or a link.")
+            await message.reply_text(EMPTY)
             return
-        await answer_question(self._edge, message, sender, text)
+        await answer_question(self._edge, message, text)
 
     async def on_tap(
         self,

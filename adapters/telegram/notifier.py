@@ -1,5 +1,6 @@
 """The `Notifier` for Telegram: approval requests with buttons to owners, delivered outcomes,
-plain messages to owners and texts such as digests, sent outside any turn."""
+plain messages to owners and texts such as digests, sent outside any turn (into the chat's
+forum topic when it has one)."""
 
 from __future__ import annotations
 
@@ -11,20 +12,18 @@ from telegram.constants import ParseMode
 from telegram.error import TelegramError
 
 from adapters.telegram.buttons import approval_keyboard, feedback_keyboard
-from adapters.telegram.rendering import TurnView, escape, split_html
-from bot.events import ApprovalPending, TurnEvent
+from adapters.telegram.rendering import escape, render_final, render_rich, split_html
+from bot.approvals import approval_card
+from bot.events import ApprovalPending, ChatRef, TurnEvent
+from bot.turn_view import TurnView
 
-__all__ = ["TelegramNotifier", "approval_text"]
+__all__ = ["TelegramNotifier"]
 
 logger = logging.getLogger(__name__)
 
 
-def approval_text(request: ApprovalPending) -> str:
-    """The owner's view of a request (HTML)."""
-    return (
-        f"🔔 <b>Approval needed</b>\n{escape(request.summary)}\n\n"
-        f"Tool: <code>{escape(request.tool)}</code>\nExpires: {escape(request.expires_at)}"
-    )
+def _topic(chat: ChatRef) -> int | None:
+    return int(chat.thread) if chat.thread and chat.thread.isdigit() else None
 
 
 class TelegramNotifier:
@@ -38,31 +37,33 @@ class TelegramNotifier:
         try:
             await self._bot.send_message(
                 int(owner_platform_user_id),
-                approval_text(request),
+                render_rich(approval_card(request)),
                 parse_mode=ParseMode.HTML,
                 reply_markup=approval_keyboard(request.approval_id),
             )
         except TelegramError as exc:
             logger.warning("Could not ask owner %s: %s", owner_platform_user_id, exc)
 
-    async def deliver(self, chat_id: str, events: Sequence[TurnEvent]) -> None:
+    async def deliver(self, chat: ChatRef, events: Sequence[TurnEvent]) -> None:
         """A finished turn (e.g. the outcome of an approval) sent into its chat."""
-        view = TurnView()
+        view = TurnView(chat)
         for event in events:
             view.add(event)
-        parts = view.parts()
-        turn = view.answered_turn
+        final = view.final()
+        parts = split_html(render_final(final))
         try:
             for index, part in enumerate(parts):
                 last = index == len(parts) - 1
+                turn = final.feedback_turn
                 await self._bot.send_message(
-                    int(chat_id),
+                    int(chat.chat_id),
                     part,
                     parse_mode=ParseMode.HTML,
                     reply_markup=feedback_keyboard(turn) if last and turn else None,
+                    message_thread_id=_topic(chat),
                 )
         except TelegramError as exc:
-            logger.warning("Could not deliver to chat %s: %s", chat_id, exc)
+            logger.warning("Could not deliver to chat %s: %s", chat.chat_id, exc)
 
     async def message_owner(self, owner_platform_user_id: str, text: str) -> None:
         """A plain message to an owner."""
@@ -71,7 +72,7 @@ class TelegramNotifier:
         except TelegramError as exc:
             logger.warning("Could not message owner %s: %s", owner_platform_user_id, exc)
 
-    async def send_text(self, chat_id: str, text: str) -> str | None:
+    async def send_text(self, chat: ChatRef, text: str) -> str | None:
         """Plain text (its first line bold), split to Telegram's limit; the first message's id,
         or None when Telegram refused any part."""
         head, _, rest = text.partition("\n")
@@ -80,10 +81,13 @@ class TelegramNotifier:
         try:
             for part in split_html(markup):
                 message = await self._bot.send_message(
-                    int(chat_id), part, parse_mode=ParseMode.HTML, disable_web_page_preview=True
+                    int(chat.chat_id),
+                    part,
+                    parse_mode=ParseMode.HTML,
+                    message_thread_id=_topic(chat),
                 )
                 first = first or str(message.message_id)
         except TelegramError as exc:
-            logger.warning("Could not send a text to chat %s: %s", chat_id, exc)
+            logger.warning("Could not send a text to chat %s: %s", chat.chat_id, exc)
             return None
         return first

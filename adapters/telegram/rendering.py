@@ -1,4 +1,5 @@
-"""Turn events as Telegram HTML: the final answer with numbered citations, and message splitting.
+"""Lore's replies as Telegram HTML: rich text, the final answer with numbered citations, and
+message splitting.
 
 Telegram counts a message's length after entity parsing, in UTF-16 code units, at most
 4096. `split_html` cuts HTML there (at a line break or space when it can), closing the
@@ -12,21 +13,15 @@ import html
 import re
 from collections.abc import Sequence
 
-from bot.events import (
-    AnswerDelta,
-    ApprovalPending,
-    CitationEvent,
-    RefusalEvent,
-    TurnDone,
-    TurnError,
-    TurnEvent,
-)
+from bot.events import CitationEvent
+from bot.replies import Rich, Style
+from bot.turn_view import FinalAnswer
 
 __all__ = [
     "MAX_MESSAGE",
-    "TurnView",
     "escape",
-    "render_answer",
+    "render_final",
+    "render_rich",
     "split_html",
     "visible_length",
 ]
@@ -92,56 +87,32 @@ def _sources(citations: Sequence[CitationEvent]) -> str:
     return "\n".join(lines)
 
 
-def render_answer(done: TurnDone, *, fallback: str = "") -> str:
-    """The final answer as Telegram HTML: text, then its numbered sources."""
-    citations = {citation.ref: citation for citation in done.citations}
-    text = done.answer.strip() or fallback
+def render_final(final: FinalAnswer) -> str:
+    """The final answer as Telegram HTML: text with linked citations, then its sources."""
+    citations = {citation.ref: citation for citation in final.citations}
+    text = final.text.strip()
     body = _inline(text, citations) if text else ""
-    if done.citations:
-        body = f"{body}\n\n{_sources(done.citations)}" if body else _sources(done.citations)
+    if final.citations:
+        body = f"{body}\n\n{_sources(final.citations)}" if body else _sources(final.citations)
     return body or "…"
 
 
-class TurnView:
-    """What one turn's events add up to in a chat: the text so far, then the final HTML."""
-
-    def __init__(self) -> None:
-        self.streamed = ""
-        self.refusal: str | None = None
-        self.error: str | None = None
-        self.done: TurnDone | None = None
-        self.approvals: list[ApprovalPending] = []
-
-    def add(self, event: TurnEvent) -> None:
-        """Take one event into account."""
-        if isinstance(event, AnswerDelta):
-            self.streamed += event.text
-        elif isinstance(event, RefusalEvent):
-            self.refusal = event.message
-        elif isinstance(event, TurnError):
-            self.error = event.message
-        elif isinstance(event, ApprovalPending):
-            self.approvals.append(event)
-        elif isinstance(event, TurnDone):
-            self.done = event
-
-    @property
-    def answered_turn(self) -> str | None:
-        """The turn id when the turn ended with an answer that can take feedback."""
-        if self.done is not None and self.done.turn_id and self.done.outcome == "answered":
-            return self.done.turn_id
-        return None
-
-    def final_html(self) -> str:
-        """The final message: the authoritative answer with its sources, or why there is none."""
-        fallback = self.refusal or self.error or self.streamed
-        if self.done is None:
-            return escape(self.error or "Sorry, something went wrong. Please try again.")
-        return render_answer(self.done, fallback=fallback)
-
-    def parts(self) -> list[str]:
-        """The final HTML, split into messages."""
-        return split_html(self.final_html())
+def render_rich(body: Rich) -> str:
+    """Lore's rich text as Telegram HTML."""
+    out = []
+    for span in body:
+        text = escape(span.text)
+        if span.style is Style.BOLD:
+            out.append(f"<b>{text}</b>")
+        elif span.style is Style.ITALIC:
+            out.append(f"<i>{text}</i>")
+        elif span.style is Style.CODE:
+            out.append(f"<code>{text}</code>")
+        elif span.style is Style.LINK and span.url:
+            out.append(f'<a href="{html.escape(span.url, quote=True)}">{text}</a>')
+        else:
+            out.append(text)
+    return "".join(out)
 
 
 def _tag_name(tag: str) -> str:

@@ -12,14 +12,14 @@ import asyncio
 import contextlib
 import logging
 import secrets
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 
 from telegram import Bot, InlineKeyboardMarkup, Message, ReplyParameters
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, RetryAfter, TelegramError
 
 from adapters.telegram.rendering import MAX_MESSAGE
+from bot.throttle import Throttle
 
 __all__ = ["DraftSupport", "LiveReply", "StatusMessage", "typing_action"]
 
@@ -60,50 +60,6 @@ async def _edit(
             raise
 
 
-class _Throttle:
-    """Sends the latest of many updates, at most once per interval; a late one is flushed."""
-
-    def __init__(self, send: Callable[[str], Awaitable[None]], interval: float) -> None:
-        self._send = send
-        self._interval = interval
-        self._last = float("-inf")
-        self._pending: str | None = None
-        self._sent: str | None = None
-        self._flusher: asyncio.Task[None] | None = None
-        self._lock = asyncio.Lock()
-
-    async def push(self, text: str) -> None:
-        self._pending = text
-        wait = self._last + self._interval - time.monotonic()
-        if wait <= 0:
-            await self._flush()
-        elif self._flusher is None:
-            self._flusher = asyncio.create_task(self._flush_later(wait))
-
-    async def _flush_later(self, wait: float) -> None:
-        await asyncio.sleep(wait)
-        self._flusher = None
-        await self._flush()
-
-    async def _flush(self) -> None:
-        async with self._lock:
-            text, self._pending = self._pending, None
-            if text is None or text == self._sent:
-                return
-            self._last = time.monotonic()
-            self._sent = text
-            await self._send(text)
-
-    async def close(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._flusher
-            self._flusher = None
-        async with self._lock:  # let a preview being sent land before the final text
-            self._pending = None
-
-
 class LiveReply:
     """One answer written into a chat: previews while it streams, then the final parts."""
 
@@ -116,9 +72,11 @@ class LiveReply:
         drafts: DraftSupport,
         interval: float = 1.0,
         reply_to: int | None = None,
+        thread: int | None = None,
     ) -> None:
         self._bot = bot
         self._chat_id = chat_id
+        self._thread = thread
         self._drafts = drafts
         self._use_draft = private and drafts.enabled
         self._draft_id = secrets.randbelow(2**31 - 2) + 1
@@ -126,7 +84,7 @@ class LiveReply:
             ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
         )
         self._message: Message | None = None
-        self._throttle = _Throttle(self._show, interval)
+        self._throttle = Throttle(self._show, interval)
 
     async def update(self, text: str) -> None:
         """Show `text` (plain, the whole answer so far) soon; previews are best effort."""
@@ -136,10 +94,15 @@ class LiveReply:
     async def _show(self, text: str) -> None:
         try:
             if self._use_draft:
-                await self._bot.send_message_draft(self._chat_id, self._draft_id, text)
+                await self._bot.send_message_draft(
+                    self._chat_id, self._draft_id, text, message_thread_id=self._thread
+                )
             elif self._message is None:
                 self._message = await self._bot.send_message(
-                    self._chat_id, text, reply_parameters=self._reply
+                    self._chat_id,
+                    text,
+                    reply_parameters=self._reply,
+                    message_thread_id=self._thread,
                 )
             else:
                 await _edit(self._bot, self._message, text)
@@ -175,6 +138,7 @@ class LiveReply:
                     parse_mode=ParseMode.HTML,
                     reply_markup=buttons,
                     reply_parameters=self._reply if index == 0 else None,
+                    message_thread_id=self._thread,
                 )
             )
         return sent
@@ -187,13 +151,18 @@ class StatusMessage:
         self._bot = bot
         self._chat_id = chat_id
         self._message: Message | None = None
-        self._throttle = _Throttle(self._show, interval)
+        self._throttle = Throttle(self._show, interval)
         self._tasks: set[asyncio.Task[None]] = set()
 
     @property
     def message(self) -> Message | None:
         """The status message, once sent."""
         return self._message
+
+    @property
+    def bot(self) -> Bot:
+        """The Telegram bot that writes this status."""
+        return self._bot
 
     async def start(self, text: str, markup: InlineKeyboardMarkup | None = None) -> Message:
         """Send the status message (or adopt an existing one with `adopt`)."""

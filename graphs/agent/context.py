@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from graphs.llm.pricing import ModelPrice
+from graphs.llm.metered import Meter
 from graphs.llm.types import ChatModel
 from graphs.memory_recall import MemoryRecall
 from graphs.retrieval import Retriever
 from storage.approvals import ApprovalRepository
-from storage.budget import BudgetLedger
 from storage.documents import DocumentRepository
 from storage.incidents import IncidentRepository
 from storage.turns import TurnRepository
@@ -34,8 +33,6 @@ class HighRiskActions(Protocol):
 class AgentLimits:
     """Caps that keep a turn bounded; defaults from settings."""
 
-    daily_budget_micros: int
-    budget_timezone: str = "UTC"
     rate_limit_turns: int = 20
     rate_limit_window: timedelta = timedelta(minutes=10)
     max_message_chars: int = 4000
@@ -54,13 +51,13 @@ class AgentContext:
     """The agent's dependencies, built once by the composition root."""
 
     model: ChatModel
-    price: ModelPrice
+    # Every model call is booked here: the ledger, the price, the daily cap, the budget day.
+    meter: Meter
     retriever: Retriever
     documents: DocumentRepository
     approvals: ApprovalRepository
     incidents: IncidentRepository
     turns: TurnRepository
-    budget: BudgetLedger
     actions: HighRiskActions
     limits: AgentLimits
     clock: Callable[[], datetime]

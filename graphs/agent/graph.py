@@ -23,17 +23,17 @@ from langgraph.types import Command
 from graphs.agent import nodes
 from graphs.agent.context import AgentContext
 from graphs.agent.events import TurnEvent
-from graphs.agent.state import AgentState, TurnInput, chat_thread_id
+from graphs.agent.state import AgentState, TurnInput
+from graphs.agent.threads import approval_thread_id, thread_id_of
 
 __all__ = [
     "AgentGraph",
-    "approval_thread_id",
     "build_agent_graph",
+    "delete_conversation",
     "is_waiting",
     "resume_turn",
     "run_turn",
     "start_approval_wait",
-    "thread_id_of",
 ]
 
 AgentGraph = CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]
@@ -70,11 +70,6 @@ def build_agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> AgentGraph:
     return builder.compile(checkpointer=checkpointer, name="agent")
 
 
-def thread_id_of(turn: TurnInput) -> str:
-    """The conversation thread of a turn."""
-    return chat_thread_id(turn.platform, turn.chat_id, turn.user_id)
-
-
 async def _events(
     graph: AgentGraph, payload: Any, thread_id: str, context: AgentContext
 ) -> AsyncIterator[TurnEvent]:
@@ -86,11 +81,6 @@ async def _events(
     ):
         if isinstance(event, EVENT_TYPES):
             yield event
-
-
-def approval_thread_id(approval_id: str) -> str:
-    """The thread in which one approval request waits."""
-    return f"approval:{approval_id}"
 
 
 def start_approval_wait(
@@ -120,3 +110,10 @@ def resume_turn(
 ) -> AsyncIterator[TurnEvent]:
     """Resume an approval thread with the owner's decision; stream what follows."""
     return _events(graph, Command(resume=dict(decision)), approval_thread_id(approval_id), context)
+
+
+async def delete_conversation(graph: AgentGraph, thread_id: str) -> None:
+    """Drop every checkpoint of one thread (a conversation reset, or a forgotten member)."""
+    checkpointer = graph.checkpointer
+    if isinstance(checkpointer, BaseCheckpointSaver):
+        await checkpointer.adelete_thread(thread_id)

@@ -51,14 +51,14 @@ async def _budget(
     ctx: AgentContext, _turn: TurnInput, _thread_turns: int, day: str
 ) -> GuardRefusal | None:
     try:
-        remaining = await ctx.budget.remaining(day, ctx.limits.daily_budget_micros)
+        remaining = await ctx.meter.budget.remaining(day, ctx.meter.cap)
     except BudgetUnavailableError:
         return GuardRefusal(
             "budget_unavailable",
             "ledger unreadable",
             "I can't check today's budget right now, so I won't answer. Sorry!",
         )
-    if remaining > 0:
+    if remaining.micros > 0:
         return None
     return GuardRefusal(
         "budget_spent",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
@@ -20,20 +19,12 @@ from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta, ApprovalPending, ToolStatus
 from graphs.agent.guards_node import first_refusal
 from graphs.agent.prompts import system_prompt
-from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage, chat_thread_id
+from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
+from graphs.agent.threads import thread_id_of
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
 from graphs.agent.verify import finish_turn
-from graphs.llm.pricing import call_cost, estimate_tokens, worst_case_cost
-from graphs.llm.types import (
-    ChatMessage,
-    Completion,
-    ProviderStreamError,
-    ProviderUnavailableError,
-    ToolCall,
-    Usage,
-)
-from storage.budget import BudgetUnavailableError, Reservation
-from storage.budget import budget_day as ledger_day
+from graphs.llm.metered import BudgetRefusedError, metered_call
+from graphs.llm.types import ChatMessage, ProviderStreamError, ProviderUnavailableError, ToolCall
 from storage.ids import ApprovalId
 from storage.turns import TurnOutcome
 
@@ -93,7 +84,7 @@ def timed(name: str) -> Callable[[Node], Node]:
 
 def budget_day(ctx: AgentContext) -> str:
     """Today in the budget's timezone (days roll over at the owner's midnight)."""
-    return ledger_day(ctx.clock(), ctx.limits.budget_timezone)
+    return ctx.meter.day()
 
 
 @timed("guard_input")
@@ -149,21 +140,12 @@ def _history(messages: Sequence[ChatMessage], keep_user_turns: int) -> list[Chat
     return list(messages[starts[-keep_user_turns] :])
 
 
-async def _reserve(ctx: AgentContext, estimate: int) -> Reservation | Refusal:
-    worst = worst_case_cost(ctx.price, estimate, ctx.limits.max_answer_tokens)
-    micros = math.ceil(worst * 1_000_000)
-    try:
-        reservation = await ctx.budget.reserve(
-            budget_day(ctx), micros, ctx.limits.daily_budget_micros, purpose="model call"
-        )
-    except BudgetUnavailableError:
-        return BUDGET_UNAVAILABLE
-    return reservation if reservation is not None else BUDGET_SPENT
+BUDGET_REFUSALS = {"budget_spent": BUDGET_SPENT, "budget_unavailable": BUDGET_UNAVAILABLE}
 
 
 @timed("generate")
 async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
-    """Call the model once, streaming its text; book what it cost."""
+    """Call the model once, streaming its text; the call is booked by `metered_call`."""
     ctx, turn = runtime.context, state["turn"]
     tools = offered_tools(turn)
     choice: Literal["auto", "none"] = (
@@ -179,38 +161,44 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
         pinned_token_budget=ctx.limits.pinned_token_budget,
     )
     messages = [ChatMessage("system", system), *_history(state["messages"], 6)]
-    specs = [tool.spec for tool in tools]
-    estimate = estimate_tokens(
-        "".join(m.content for m in messages) + json.dumps([s.parameters for s in specs])
-    )
-    reservation = await _reserve(ctx, estimate)
-    if isinstance(reservation, Refusal):
+
+    def show(text: str) -> None:
+        runtime.stream_writer(AnswerDelta(text))
+
+    try:
+        call = await metered_call(
+            ctx.meter,
+            ctx.model,
+            messages,
+            purpose="model call",
+            max_tokens=ctx.limits.max_answer_tokens,
+            tools=[tool.spec for tool in tools],
+            tool_choice=choice,
+            on_text=show,
+        )
+    except BudgetRefusedError as exc:
         await ctx.incidents.record_guard(
-            guard=reservation.reason,
+            guard=exc.reason,
             reason="model call reservation refused",
             platform=turn.platform,
             chat_id=turn.chat_id,
             user_id=turn.user_id,
             now=ctx.clock(),
         )
-        return {"refusal": reservation}
-    try:
-        completion = await _stream(ctx, runtime, messages, specs, choice)
+        return {"refusal": BUDGET_REFUSALS[exc.reason]}
     except ProviderUnavailableError as exc:
-        await ctx.budget.release(reservation)
         logger.warning("Model unavailable: %s", exc)
         return {"error": "The language model is unavailable right now. Please try again soon."}
     except ProviderStreamError as exc:
-        await ctx.budget.settle(reservation, reservation.amount_micros)  # unknown cost: fail closed
         logger.warning("Model stream broke off: %s", exc)
         return {"error": "The answer broke off half-way. Please ask again."}
-    usage = completion.usage
-    if usage.prompt_tokens == 0 and usage.completion_tokens == 0:
-        usage = Usage(estimate, estimate_tokens(completion.text), 0)
-    cost = math.ceil(call_cost(ctx.price, usage) * 1_000_000)
-    await ctx.budget.settle(reservation, cost)
+    completion, usage = call.completion, call.usage
     spent = TurnUsage(
-        completion.model, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, cost
+        completion.model,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+        usage.cached_tokens,
+        call.cost.micros,
     )
     # Out of tool rounds: calls from a model that ignores tool_choice "none" are dropped.
     calls = completion.tool_calls if choice == "auto" else ()
@@ -223,26 +211,6 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
         "finish_reason": completion.finish_reason,
         "usage": state.get("usage", TurnUsage()).plus(spent),
     }
-
-
-async def _stream(
-    ctx: AgentContext,
-    runtime: Runtime[AgentContext],
-    messages: list[ChatMessage],
-    specs: list[Any],
-    choice: Literal["auto", "none"],
-) -> Completion:
-    completion: Completion | None = None
-    async for event in ctx.model.stream(
-        messages, tools=specs, tool_choice=choice, max_tokens=ctx.limits.max_answer_tokens
-    ):
-        if isinstance(event, Completion):
-            completion = event
-        elif event.text:
-            runtime.stream_writer(AnswerDelta(event.text))
-    if completion is None:
-        raise ProviderStreamError("The model stream ended without a completion")
-    return completion
 
 
 def route_after_generate(
@@ -336,7 +304,7 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
         )
         return {"messages": [*results, error], "pending_calls": []}
     approval = await ctx.approvals.create(
-        thread_id=chat_thread_id(turn.platform, turn.chat_id, turn.user_id),
+        thread_id=thread_id_of(turn),
         requester_user_id=turn.user_id,
         chat_id=turn.chat_id,
         platform=turn.platform,
@@ -345,6 +313,8 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
         summary=await _summary(ctx, call, arguments),
         now=ctx.clock(),
         ttl=ctx.limits.approval_ttl,
+        is_group=turn.is_group,
+        chat_thread=turn.chat_thread,
     )
     runtime.stream_writer(
         ApprovalPending(

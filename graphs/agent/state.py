@@ -7,6 +7,7 @@ from typing import Annotated, TypedDict
 
 from graphs.llm.types import ChatMessage, ToolCall
 from storage.ids import UserId
+from storage.money import Money
 
 __all__ = [
     "AgentState",
@@ -14,7 +15,6 @@ __all__ = [
     "Refusal",
     "TurnInput",
     "TurnUsage",
-    "chat_thread_id",
     "checkpoint_types",
 ]
 
@@ -36,6 +36,8 @@ class TurnInput:
     # Set when the message held payment data: `text` is then a placeholder, never the message.
     withheld_guard: str | None = None
     withheld_reason: str = ""
+    # The chat's thread (Slack/Discord thread, Telegram topic), where the chat has threads.
+    chat_thread: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +72,12 @@ class TurnUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cached_tokens: int = 0
-    cost_micros: int = 0
+    cost_micros: int = 0  # a plain int: this record is checkpointed
+
+    @property
+    def cost(self) -> Money:
+        """What the turn's model calls were booked at."""
+        return Money(self.cost_micros)
 
     def plus(self, other: TurnUsage) -> TurnUsage:
         """The sum of two usages (the model name of the newer one)."""
@@ -116,11 +123,6 @@ class AgentState(TypedDict, total=False):
     tools_used: list[str]
     usage: TurnUsage
     node_ms: dict[str, int]
-
-
-def chat_thread_id(platform: str, chat_id: str, user_id: str) -> str:
-    """One conversation thread per platform, chat and user."""
-    return f"{platform}:{chat_id}:{user_id}"
 
 
 def checkpoint_types() -> tuple[type, ...]:

@@ -18,7 +18,8 @@ from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
-from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage, chat_thread_id
+from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
+from graphs.agent.threads import thread_id_of
 from storage.ids import DocumentId, TurnId
 from storage.incidents import CitationEventKind
 from storage.turns import TurnOutcome, TurnRecord
@@ -100,7 +101,7 @@ async def log_turn(
     await ctx.turns.log(
         TurnRecord(
             id=TurnId(turn.turn_id),
-            thread_id=chat_thread_id(turn.platform, turn.chat_id, turn.user_id),
+            thread_id=thread_id_of(turn),
             user_id=turn.user_id,
             chat_id=turn.chat_id,
             platform=turn.platform,
@@ -199,7 +200,7 @@ async def finish_turn(
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
             cached_tokens=usage.cached_tokens,
-            cost_usd=usage.cost_micros / 1_000_000,
+            cost_usd=usage.cost.dollars,
             latency_ms=_elapsed_ms(state, ctx.clock()),
             node_latency_ms=node_ms,
         )

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from graphs.llm.types import Usage
+from storage.money import Money
 
 __all__ = [
     "DEFAULT_PRICES",
@@ -33,7 +34,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-_PER_MILLION = 1_000_000
+_PER_MILLION = 1_000_000  # prices are quoted per million tokens
 _CHARS_PER_TOKEN = 4
 
 
@@ -71,8 +72,9 @@ DEFAULT_PRICES: Mapping[str, ModelPrice] = MappingProxyType(
 )
 
 
-def call_cost(price: ModelPrice, usage: Usage) -> float:
-    """USD for one finished call: cached prompt tokens at the cached rate, the rest at input.
+def call_cost(price: ModelPrice, usage: Usage) -> Money:
+    """One finished call's cost (rounded up to a micro-dollar): cached prompt tokens at the
+    cached rate, the rest at input.
 
     Cached tokens are part of `prompt_tokens` (OpenAI and DeepSeek both count them there);
     a report claiming more cached than prompt tokens is clamped to the prompt.
@@ -80,18 +82,24 @@ def call_cost(price: ModelPrice, usage: Usage) -> float:
     prompt = max(usage.prompt_tokens, 0)
     cached = min(max(usage.cached_tokens, 0), prompt)
     completion = max(usage.completion_tokens, 0)
-    return (
-        (prompt - cached) * price.input_per_million
-        + cached * price.cached_input_per_million
-        + completion * price.output_per_million
-    ) / _PER_MILLION
+    return Money.cost(
+        (
+            (prompt - cached) * price.input_per_million
+            + cached * price.cached_input_per_million
+            + completion * price.output_per_million
+        )
+        / _PER_MILLION
+    )
 
 
-def worst_case_cost(price: ModelPrice, prompt_tokens_estimate: int, max_tokens: int) -> float:
-    """USD to reserve before a call: every prompt token uncached, `max_tokens` of output."""
+def worst_case_cost(price: ModelPrice, prompt_tokens_estimate: int, max_tokens: int) -> Money:
+    """What to reserve before a call (rounded up): every prompt token uncached, `max_tokens`
+    of output."""
     prompt = max(prompt_tokens_estimate, 0)
     output = max(max_tokens, 0)
-    return (prompt * price.input_per_million + output * price.output_per_million) / _PER_MILLION
+    return Money.cost(
+        (prompt * price.input_per_million + output * price.output_per_million) / _PER_MILLION
+    )
 
 
 def estimate_tokens(text: str) -> int:

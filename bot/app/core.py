@@ -1,0 +1,333 @@
+"""Composition root, the core: build every long-lived component from `Settings`, stacked in
+one exit stack, and the `Bot` over them. Only `bot.app` and `bot.cli` construct concrete
+objects and read settings; lower layers get plain values."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from bot.accounts import Accounts
+from bot.actions import ApprovedActions
+from bot.app.models import chat_model, meter, utc_now, vector_store
+from bot.approvals import Approvals
+from bot.commands import COMMANDS
+from bot.conversation import Conversations
+from bot.digest_summary import DigestSummariser
+from bot.digests import Digests
+from bot.errors import StartupError, StoreBusyError
+from bot.forgetting import Forgetting
+from bot.knowledge import Knowledge
+from bot.memory import ConversationMemory
+from bot.notifications import Notifiers
+from bot.people import LOCAL_OWNER, People
+from bot.politeness import WatchPolicy
+from bot.reports import Reports
+from bot.service import Bot, BotParts
+from bot.settings import Settings
+from bot.sources import PendingChoices
+from bot.thread_locks import ThreadLocks
+from bot.watching import Watching
+from graphs.agent.context import AgentContext, AgentLimits
+from graphs.agent.graph import build_agent_graph
+from graphs.agent.state import checkpoint_types
+from graphs.ingest.context import IngestContext, IngestLimits
+from graphs.ingest.graph import build_ingest_graph, ingest
+from graphs.ingest.state import IngestRequest, IngestResult
+from graphs.ingest.url_fetch import FetchLimits, SafeFetcher
+from graphs.ingest.url_safety import Address
+from graphs.memory_recall import MemoryRecall
+from graphs.retrieval import Retriever
+from storage.approvals import ApprovalRepository
+from storage.budget import BudgetLedger
+from storage.checkpoints import open_checkpointer
+from storage.data_lock import DataDirBusyError, DataDirLock
+from storage.database import Database, DatabaseError
+from storage.digests import DigestRepository
+from storage.documents import DocumentRepository
+from storage.embeddings import Embedder, LexicalEncoder
+from storage.incidents import IncidentRepository
+from storage.invites import InviteRepository
+from storage.knowledge_index import KnowledgeIndex
+from storage.link_codes import LinkCodeRepository
+from storage.memory_index import MemoryIndex
+from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
+from storage.originals import OriginalStore
+from storage.turns import TurnRepository
+from storage.users import UserRepository
+from storage.vectors import VectorStore, VectorStoreError
+from storage.watched_sources import WatchedSourceRepository
+
+__all__ = ["Lore", "open_lore"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Lore:
+    """The running core: the `Bot` service plus what edges and jobs need beside it."""
+
+    bot: Bot
+    settings: Settings
+    database: Database
+    index: KnowledgeIndex
+    vector_store: VectorStore
+    embedder: Embedder
+
+
+@dataclass(frozen=True, slots=True)
+class _Stores:
+    database: Database
+    store: VectorStore
+    embedder: Embedder
+    index: KnowledgeIndex
+    memory_index: MemoryIndex
+
+
+async def _open_stores(settings: Settings, stack: AsyncExitStack) -> _Stores:
+    lock = DataDirLock(settings.data_dir)
+    try:
+        lock.acquire()
+    except DataDirBusyError as exc:
+        raise StoreBusyError(str(exc)) from exc
+    stack.callback(lock.release)
+    try:
+        database = await stack.enter_async_context(Database(settings.database_path))
+        store = vector_store(settings)
+        stack.push_async_callback(store.close)
+        model_dir = await ensure_model_dir(
+            settings.models_dir, model_choice(settings.embedding_model)
+        )
+        embedder = await Embedder.load(model_dir, threads=settings.embedding_threads)
+        sizes = {"dense_size": embedder.dimension, "hnsw_threshold": settings.hnsw_threshold}
+        index = KnowledgeIndex(store, **sizes)
+        await index.ensure()
+        memory_index = MemoryIndex(store, **sizes)
+        await memory_index.ensure()
+    except (DatabaseError, ModelFilesError, VectorStoreError) as exc:
+        raise StartupError(f"Lore cannot start: {exc}") from exc
+    return _Stores(database, store, embedder, index, memory_index)
+
+
+def _agent_limits(settings: Settings) -> AgentLimits:
+    return AgentLimits(
+        rate_limit_turns=settings.rate_limit_turns,
+        rate_limit_window=timedelta(minutes=settings.rate_limit_minutes),
+        max_message_chars=settings.max_message_chars,
+        max_answer_tokens=settings.max_answer_tokens,
+        approval_ttl=timedelta(hours=settings.approval_ttl_hours),
+    )
+
+
+async def _fetcher(
+    settings: Settings, stack: AsyncExitStack, allowed: frozenset[Address]
+) -> SafeFetcher:
+    limits = FetchLimits(
+        max_bytes=settings.fetch_max_bytes,
+        max_redirects=settings.fetch_max_redirects,
+        timeout_seconds=settings.fetch_timeout_seconds,
+    )
+    return await stack.enter_async_context(SafeFetcher(limits, allowed_addresses=allowed))
+
+
+def _ingest_context(
+    settings: Settings, stores: _Stores, fetcher: SafeFetcher, lexical: LexicalEncoder
+) -> IngestContext:
+    return IngestContext(
+        documents=DocumentRepository(stores.database),
+        originals=OriginalStore(settings.uploads_dir),
+        index=stores.index,
+        embedder=stores.embedder,
+        lexical=lexical,
+        fetcher=fetcher,
+        limits=IngestLimits(
+            max_file_bytes=settings.max_file_bytes,
+            max_decompressed_bytes=settings.max_decompressed_bytes,
+            chunk_tokens=settings.chunk_tokens,
+            overlap_tokens=settings.chunk_overlap_tokens,
+        ),
+    )
+
+
+@asynccontextmanager
+async def open_lore(
+    settings: Settings,
+    *,
+    fetch_allowed_addresses: frozenset[Address] = frozenset(),
+    operator: bool = False,
+) -> AsyncIterator[Lore]:
+    """Open everything in dependency order; close it in reverse, whatever happens.
+
+    `operator`: the CLI's maintenance commands, where the person at the terminal acts as an
+    owner whatever OWNERS says (they can read the data directory anyway).
+    `fetch_allowed_addresses` exists for tests only (a page served on 127.0.0.1); no
+    setting reaches it, so a deployment cannot turn the SSRF guard off.
+    """
+    async with AsyncExitStack() as stack:
+        stores = await _open_stores(settings, stack)
+        database = stores.database
+        fetcher = await _fetcher(settings, stack, fetch_allowed_addresses)
+        lexical = LexicalEncoder()
+        context = _ingest_context(settings, stores, fetcher, lexical)
+        documents, users = context.documents, UserRepository(database)
+        owners = set(settings.owner_identities)
+        if operator:
+            owners.add((LOCAL_OWNER.platform, LOCAL_OWNER.platform_user_id))
+        people = People(users, owners)
+        notifiers, locks = Notifiers(), ThreadLocks()
+        model, price = await chat_model(settings, stack)
+        checkpointer = await stack.enter_async_context(
+            open_checkpointer(settings.checkpoint_path, checkpoint_types())
+        )
+        turns, budget = TurnRepository(database), BudgetLedger(database)
+        # Reservations a crashed process left open keep counting (fail closed), marked as such.
+        await budget.abandon_stale(now=utc_now())
+        booking = meter(settings, budget, price)
+        ingest_graph = build_ingest_graph()
+
+        async def ingest_shared(request: IngestRequest) -> IngestResult:
+            return await ingest(ingest_graph, request, context)
+
+        actions = ApprovedActions(
+            users=users,
+            documents=documents,
+            originals=context.originals,
+            notifiers=notifiers,
+            owners=frozenset(people.owner_identities),
+            ingest=ingest_shared,
+        )
+        retriever = Retriever(
+            index=stores.index,
+            documents=documents,
+            embedder=stores.embedder,
+            lexical=lexical if settings.search_mode == "hybrid" else None,
+        )
+        incidents = IncidentRepository(database)
+        approval_rows = ApprovalRepository(database)
+        agent_context = AgentContext(
+            model=model,
+            meter=booking,
+            retriever=retriever,
+            documents=documents,
+            approvals=approval_rows,
+            incidents=incidents,
+            turns=turns,
+            actions=actions,
+            limits=_agent_limits(settings),
+            clock=utc_now,
+            memory=MemoryRecall(index=stores.memory_index, turns=turns, embedder=stores.embedder),
+        )
+        graph = build_agent_graph(checkpointer)
+        approvals = Approvals(
+            graph=graph,
+            context=agent_context,
+            people=people,
+            approvals=approval_rows,
+            notifiers=notifiers,
+            locks=locks,
+            clock=utc_now,
+        )
+        memory = ConversationMemory(
+            turns=turns, users=users, index=stores.memory_index, embedder=stores.embedder
+        )
+        parts = BotParts(
+            people=people,
+            users=users,
+            knowledge=Knowledge(
+                people=people,
+                documents=documents,
+                retriever=retriever,
+                ingest_graph=ingest_graph,
+                ingest_context=context,
+                actions=actions,
+                pending=PendingChoices(),
+            ),
+            forgetting=Forgetting(
+                people=people,
+                documents=documents,
+                index=stores.index,
+                originals=context.originals,
+                turns=turns,
+                memory=memory,
+                graph=graph,
+            ),
+            accounts=Accounts(
+                people=people,
+                invites=InviteRepository(database),
+                link_codes=LinkCodeRepository(database),
+                clock=utc_now,
+            ),
+            approvals=approvals,
+            conversations=Conversations(
+                graph=graph,
+                context=agent_context,
+                people=people,
+                approvals=approvals,
+                incidents=incidents,
+                locks=locks,
+                clock=utc_now,
+            ),
+            digests=Digests(
+                schedules=DigestRepository(database),
+                users=users,
+                documents=documents,
+                approvals=approval_rows,
+                turns=turns,
+                budget=budget,
+                notifiers=notifiers,
+                budget_cap=booking.cap,
+                budget_timezone=settings.budget_timezone,
+                clock=utc_now,
+                # The offline provider keeps the plain list.
+                summariser=DigestSummariser(model=model, meter=booking)
+                if settings.llm_base_url
+                else None,
+            ),
+            watching=Watching(
+                sources=WatchedSourceRepository(database),
+                fetcher=fetcher,
+                ingest=ingest_shared,
+                clock=utc_now,
+                policy=WatchPolicy(
+                    check_interval=timedelta(minutes=settings.watch_interval_minutes),
+                    host_pacing_seconds=settings.watch_host_pacing_seconds,
+                    max_entries_per_scan=settings.watch_max_entries_per_scan,
+                ),
+            ),
+            memory=memory,
+            reports=Reports(
+                people=people,
+                budget=budget,
+                cap=booking.cap,
+                budget_day=booking.day,
+                turns=turns,
+                documents=documents,
+                index=stores.index,
+                engines=(
+                    settings.embedding_model,
+                    "qdrant server" if settings.qdrant_url else "embedded qdrant-edge",
+                ),
+            ),
+            notifiers=notifiers,
+            commands=COMMANDS,
+            turns=turns,
+            ingest_context=context,
+            clock=utc_now,
+        )
+        logger.info(
+            "Lore core ready (data: %s, vectors: %s, model: %s)",
+            settings.data_dir,
+            "server" if settings.qdrant_url else "embedded",
+            settings.embedding_model,
+        )
+        yield Lore(
+            bot=Bot(parts),
+            settings=settings,
+            database=database,
+            index=stores.index,
+            vector_store=stores.store,
+            embedder=stores.embedder,
+        )

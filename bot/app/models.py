@@ -1,0 +1,72 @@
+"""The composition root's choices of engine: the vector store (embedded or a server), the
+chat model (offline or an OpenAI-compatible endpoint) with its price, and the budget meter."""
+
+from __future__ import annotations
+
+from contextlib import AsyncExitStack
+from datetime import UTC, datetime
+
+from bot.errors import StartupError
+from bot.settings import Settings
+from graphs.llm.metered import Meter
+from graphs.llm.offline import OfflineModel
+from graphs.llm.openai_compat import OpenAICompatibleModel
+from graphs.llm.pricing import DEFAULT_PRICES, ModelPrice, parse_price_table, price_for
+from graphs.llm.types import ChatModel
+from storage.budget import BudgetLedger
+from storage.budget import budget_day as ledger_day
+from storage.edge_store import EdgeVectorStore
+from storage.money import Money
+from storage.server_store import ServerVectorStore
+from storage.vectors import VectorStore
+
+__all__ = ["chat_model", "meter", "utc_now", "vector_store"]
+
+# Charged for a model missing from the price table: high on purpose, so the cap still holds.
+UNKNOWN_MODEL_PRICE = ModelPrice(10.0, 10.0, 30.0)
+FREE = ModelPrice(0.0, 0.0, 0.0)
+
+
+def utc_now() -> datetime:
+    """The production clock."""
+    return datetime.now(UTC)
+
+
+async def chat_model(settings: Settings, stack: AsyncExitStack) -> tuple[ChatModel, ModelPrice]:
+    """The configured OpenAI-compatible model and its price, or the offline answerer."""
+    if not settings.llm_base_url:
+        return OfflineModel(), FREE
+    try:
+        table = {**DEFAULT_PRICES, **parse_price_table(settings.llm_prices)}
+    except ValueError as exc:
+        raise StartupError(f"LLM_PRICES: {exc}") from exc
+    api_key = settings.llm_api_key.get_secret_value() if settings.llm_api_key else None
+    model = await stack.enter_async_context(
+        OpenAICompatibleModel(
+            base_url=settings.llm_base_url,
+            api_key=api_key,
+            model=settings.llm_model,
+            read_timeout=settings.llm_timeout_seconds,
+        )
+    )
+    return model, price_for(settings.llm_model, table, UNKNOWN_MODEL_PRICE)
+
+
+def meter(settings: Settings, budget: BudgetLedger, price: ModelPrice) -> Meter:
+    """Model calls booked against DAILY_BUDGET_USD, days rolling over in BUDGET_TIMEZONE."""
+    zone = settings.budget_timezone
+
+    def day() -> str:
+        return ledger_day(utc_now(), zone)
+
+    return Meter(budget, price, Money.usd(settings.daily_budget_usd), day)
+
+
+def vector_store(settings: Settings) -> VectorStore:
+    """A Qdrant server at QDRANT_URL, else Qdrant's engine in-process under DATA_DIR."""
+    if settings.qdrant_url:
+        api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
+        return ServerVectorStore.connect(
+            settings.qdrant_url, api_key, settings.qdrant_timeout_seconds
+        )
+    return EdgeVectorStore(settings.qdrant_dir)

@@ -1,0 +1,210 @@
+"""The knowledge a person may reach: ingest into their private notes (owners: also the shared
+knowledge), search, list, delete and share — each call authorised from the caller's identity.
+
+Sources sent in a chat follow the rules of `bot.sources`: members save privately, owners
+choose Private or Shared, only owners save from a group chat, files are size-checked before
+any download, and local paths are read only for the person at this machine's terminal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from bot.actions import ApprovedActions
+from bot.errors import IngestRefusedError, NotFoundError, ShareRefusedError
+from bot.events import ChatRef, Identity
+from bot.people import LOCAL_PLATFORM, People
+from bot.replies import Message, ScopeQuestion, bold, rich
+from bot.sources import IncomingSource, PendingChoices, Source, saved_message, too_big
+from graphs.ingest.context import IngestContext
+from graphs.ingest.errors import IngestError
+from graphs.ingest.graph import IngestGraph, ingest
+from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
+from graphs.retrieval import RetrievedPassage, Retriever
+from storage.documents import DocumentRecord, DocumentRepository
+from storage.ids import DocumentId, UserId
+from storage.users import Role, User
+
+__all__ = ["Knowledge", "ProgressSink"]
+
+logger = logging.getLogger(__name__)
+
+ProgressSink = Callable[[str], None]
+GROUP_SOURCES = "In group chats I only save what an owner sends. Send it to me privately."
+CHOICE_EXPIRED = "That choice has expired; please send it again."
+NOT_YOUR_CHOICE = "Only the person who sent it can choose."
+
+
+class Knowledge:
+    """Ingest, search and the documents of one person."""
+
+    def __init__(
+        self,
+        *,
+        people: People,
+        documents: DocumentRepository,
+        retriever: Retriever,
+        ingest_graph: IngestGraph,
+        ingest_context: IngestContext,
+        actions: ApprovedActions,
+        pending: PendingChoices,
+    ) -> None:
+        self._people = people
+        self._documents = documents
+        self._retriever = retriever
+        self._graph = ingest_graph
+        self._context = ingest_context
+        self._actions = actions
+        self._pending = pending
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest file Lore takes."""
+        return self._context.limits.max_file_bytes
+
+    async def _target(self, identity: Identity, source: Source, *, shared: bool) -> User:
+        user = await self._people.member(identity)
+        if shared and user.role is not Role.OWNER:
+            raise IngestRefusedError("Only an owner can add to the shared knowledge.")
+        if source.path is not None and identity.platform != LOCAL_PLATFORM:
+            raise IngestRefusedError("Files on this machine can only be added from its terminal.")
+        return user
+
+    async def ingest(
+        self,
+        identity: Identity,
+        source: Source,
+        *,
+        shared: bool = False,
+        on_progress: ProgressSink | None = None,
+    ) -> IngestResult:
+        """Remember a source in the caller's private notes, or (owners) the shared knowledge;
+        raises `IngestRefusedError` with a polite reason and keeps nothing."""
+        user = await self._target(identity, source, shared=shared)
+        return await self._ingest(None if shared else user.id, source, on_progress)
+
+    async def ingest_shared(self, source: Source) -> IngestResult:
+        """The process itself adds to the shared knowledge (the operator's sample folder)."""
+        return await self._ingest(None, source, None)
+
+    async def _ingest(
+        self, owner_id: UserId | None, source: Source, on_progress: ProgressSink | None
+    ) -> IngestResult:
+        request = IngestRequest(
+            owner_id,
+            text=source.text,
+            path=source.path,
+            data=source.data,
+            url=source.url,
+            file_name=source.file_name,
+            title=source.title,
+        )
+
+        def progress(step: IngestProgress) -> None:
+            if on_progress is not None:
+                on_progress(f"⏳ {step.message}")
+
+        try:
+            return await ingest(self._graph, request, self._context, on_progress=progress)
+        except IngestError as exc:
+            logger.info("Ingest refused: %s", type(exc).__name__)
+            raise IngestRefusedError(str(exc)) from exc
+
+    async def offer(
+        self, identity: Identity, chat: ChatRef, incoming: IncomingSource, download_limit: int
+    ) -> ScopeQuestion | None:
+        """A source arrived in a chat: None to save it privately now; for an owner, the
+        Private/Shared question. Refuses strangers, members in groups and oversized files
+        (before anything is downloaded)."""
+        user = await self._people.member(identity)
+        owner = user.role is Role.OWNER
+        if chat.is_group and not owner:
+            raise IngestRefusedError(GROUP_SOURCES)
+        refusal = too_big(incoming.size, min(download_limit, self.max_file_bytes))
+        if refusal is not None:
+            raise IngestRefusedError(refusal)
+        if not owner:
+            return None
+        key = self._pending.put(user.id, incoming)
+        return ScopeQuestion(key, rich("Where should I keep ", bold(incoming.label), "?"))
+
+    async def choose(self, identity: Identity, key: str) -> IncomingSource:
+        """The owner tapped Private or Shared: the source waiting under `key` (taken)."""
+        user = await self._people.member(identity)
+        choice = self._pending.peek(key)
+        if choice is None:
+            raise NotFoundError(CHOICE_EXPIRED)
+        if choice.user_id != user.id:
+            raise NotFoundError(NOT_YOUR_CHOICE)
+        self._pending.take(key)
+        return choice.source
+
+    async def save(
+        self,
+        identity: Identity,
+        incoming: IncomingSource,
+        *,
+        shared: bool,
+        data: bytes | None = None,
+        download_limit: int | None = None,
+        on_progress: ProgressSink | None = None,
+    ) -> Message:
+        """Save a chat source (with the file's bytes the edge downloaded); the final status
+        the person reads, a refusal included."""
+        if data is not None:
+            refusal = too_big(len(data), min(download_limit or len(data), self.max_file_bytes))
+            if refusal is not None:
+                return Message(rich(refusal))
+        try:
+            result = await self.ingest(
+                identity, incoming.with_data(data), shared=shared, on_progress=on_progress
+            )
+        except IngestRefusedError as exc:
+            return Message(rich(f"🚫 {exc}"))
+        return saved_message(result, shared=shared)
+
+    async def search(
+        self, identity: Identity, query: str, *, limit: int = 8, private: bool = True
+    ) -> list[RetrievedPassage]:
+        """Ranked passages from the shared knowledge and, unless `private` is off, the
+        caller's private notes."""
+        user = await self._people.member(identity)
+        return await self._retriever.search(
+            query, user_id=user.id if private else None, limit=limit
+        )
+
+    async def sources(self, identity: Identity) -> list[DocumentRecord]:
+        """The caller's private documents, newest first (/sources)."""
+        user = await self._people.member(identity)
+        return await self._documents.list_for_owner(user.id)
+
+    async def document(self, identity: Identity, number: int) -> DocumentRecord:
+        """The caller's private document numbered `number` in /sources."""
+        documents = await self.sources(identity)
+        if not 1 <= number <= len(documents):
+            raise NotFoundError(f"/sources has no document number {number}.")
+        return documents[number - 1]
+
+    async def share(self, identity: Identity, document_id: str) -> str:
+        """An owner publishes one of their private documents to the shared knowledge (the
+        private copy stays); its title. Raises `ShareRefusedError`."""
+        user = await self._people.member(identity)
+        if user.role is not Role.OWNER:
+            raise ShareRefusedError("Only an owner can add documents to the shared knowledge.")
+        try:
+            title = await self._actions.share_document(user.id, document_id)
+        except PermissionError as exc:
+            raise ShareRefusedError("That is not one of your private documents.") from exc
+        except OSError as exc:
+            logger.warning("Share of document %s: original unreadable: %s", document_id, exc)
+            raise ShareRefusedError("I no longer have the original of that document.") from exc
+        except IngestError as exc:
+            raise ShareRefusedError(str(exc)) from exc
+        logger.info("Owner %s shared document %s", user.id, document_id)
+        return title
+
+    async def pin(self, identity: Identity, document_id: str, *, pinned: bool = True) -> bool:
+        """An owner pins a shared document into every system prompt; False if there is none."""
+        await self._people.owner(identity, "pinning")
+        return await self._documents.set_pinned(DocumentId(document_id), pinned)

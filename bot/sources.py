@@ -1,0 +1,152 @@
+"""Sources to remember, platform-free: what a person asks Lore to keep (a note, a file, a
+link, a forwarded message) and the rules for sources sent in a chat — who may save where,
+the size check before any download, an owner's Private/Shared choice, and the words the
+person reads while it is saved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from bot.replies import Message, Rich, bold, rich
+from graphs.ingest.state import IngestOutcome, IngestResult
+
+__all__ = [
+    "RECEIVED",
+    "IncomingSource",
+    "PendingChoices",
+    "Source",
+    "forwarded",
+    "is_link",
+    "saved_message",
+    "too_big",
+]
+
+LINK = re.compile(r"^https?://\S+$", re.IGNORECASE)
+RECEIVED = "📥 Received, working on it…"
+NOTE_TITLE_CHARS = 60
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """One thing to remember: exactly one of a note (`text`), a local file (`path`, the
+    terminal only), uploaded bytes (`data` with `file_name`) or a web page (`url`)."""
+
+    text: str | None = None
+    path: Path | None = None
+    data: bytes | None = None
+    url: str | None = None
+    file_name: str | None = None
+    title: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingSource:
+    """A source a chat message carries, before anything is downloaded: a file (the
+    platform's opaque `file_ref` and the `size` it announced), a lone link, or text (a
+    forwarded message, a note)."""
+
+    file_ref: str | None = None
+    file_name: str | None = None
+    size: int | None = None
+    url: str | None = None
+    text: str | None = None
+    title: str | None = None
+
+    @property
+    def label(self) -> str:
+        """What to call it when asking where it goes."""
+        return self.file_name or self.url or self.title or "this"
+
+    def with_data(self, data: bytes | None) -> Source:
+        """The source to ingest, once the edge downloaded a file's bytes."""
+        if self.file_ref is not None:
+            return Source(data=data, file_name=self.file_name or "document", title=self.title)
+        return Source(text=self.text, url=self.url, title=self.title)
+
+
+def is_link(text: str) -> bool:
+    """Whether a message is a lone http(s) link (which Lore saves rather than answers)."""
+    return LINK.match(text.strip()) is not None
+
+
+def note(text: str) -> IncomingSource:
+    """A note typed as text (`/note`, `/share TEXT`)."""
+    return IncomingSource(text=text.strip(), title=" ".join(text.split())[:NOTE_TITLE_CHARS])
+
+
+def forwarded(origin: str, when: datetime, text: str) -> IncomingSource:
+    """A forwarded message, saved with where and when it came from."""
+    return IncomingSource(
+        text=f"Forwarded from {origin} ({when:%Y-%m-%d %H:%M} UTC):\n\n{text}",
+        title=f"Forwarded from {origin}: {text[:NOTE_TITLE_CHARS]}",
+    )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def too_big(size: int | None, limit: int) -> str | None:
+    """The refusal for a file over `limit` bytes (checked before downloading), else None."""
+    if size is not None and size > limit:
+        return (
+            f"That file is {_megabytes(size)}; I can take files up to {_megabytes(limit)}. "
+            "Nothing was saved."
+        )
+    return None
+
+
+def _chunks(count: int) -> str:
+    return f"{count} chunk" if count == 1 else f"{count} chunks"
+
+
+def saved_message(result: IngestResult, *, shared: bool) -> Message:
+    """What the person reads once a source is saved (or recognised as a duplicate)."""
+    where = "the shared knowledge" if shared else "your private notes"
+    detail = f" ({_chunks(result.chunk_count)}) in {where}."
+    if result.outcome is IngestOutcome.DUPLICATE:
+        body: Rich = rich("♻️ Already saved: ", bold(result.title), detail)
+    else:
+        verb = "Updated" if result.outcome is IngestOutcome.UPDATED else "Saved"
+        body = rich(f"✅ {verb}: ", bold(result.title), detail)
+    return Message(body)
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChoice:
+    """A source an owner sent, waiting for Private or Shared."""
+
+    user_id: str
+    source: IncomingSource
+
+
+class PendingChoices:
+    """The few sources waiting for an owner's choice, in memory (a restart asks again),
+    oldest dropped first."""
+
+    def __init__(self, capacity: int = 100) -> None:
+        self._items: OrderedDict[str, PendingChoice] = OrderedDict()
+        self._capacity = capacity
+        self._next = 0
+
+    def put(self, user_id: str, source: IncomingSource) -> str:
+        """Keep `source` for `user_id`; return its short key."""
+        self._next += 1
+        key = f"{self._next:x}"
+        self._items[key] = PendingChoice(user_id, source)
+        while len(self._items) > self._capacity:
+            self._items.popitem(last=False)
+        return key
+
+    def peek(self, key: str) -> PendingChoice | None:
+        """The choice under `key`, kept."""
+        return self._items.get(key)
+
+    def take(self, key: str) -> PendingChoice | None:
+        """The choice under `key`, removed; None if unknown or dropped."""
+        return self._items.pop(key, None)

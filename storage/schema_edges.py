@@ -1,0 +1,49 @@
+"""Schema steps 8 and on (the edge seam): one ledger of handled platform events, and chat
+threads on approvals and digests. Released steps are never edited; add new ones at the end."""
+
+from __future__ import annotations
+
+import aiosqlite
+
+from storage.schema_core import execute_statements
+
+__all__ = ["add_chat_threads", "create_processed_events"]
+
+
+async def create_processed_events(db: aiosqlite.Connection) -> None:
+    """One de-duplication ledger for every edge, keyed by (platform, event id); Telegram's
+    handled update ids are carried over, then its own table goes."""
+    await execute_statements(
+        db,
+        """
+        CREATE TABLE processed_events (
+            platform TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            received_at TEXT NOT NULL,
+            handled_at TEXT,
+            PRIMARY KEY (platform, event_id)
+        );
+        CREATE INDEX processed_events_received ON processed_events(received_at);
+        INSERT INTO processed_events (platform, event_id, received_at, handled_at)
+            SELECT 'telegram', CAST(update_id AS TEXT), received_at, handled_at
+            FROM telegram_updates;
+        DROP TABLE telegram_updates
+        """,
+    )
+
+
+async def add_chat_threads(db: aiosqlite.Connection) -> None:
+    """Where a request or a digest belongs: the chat's thread (Slack thread, Discord thread,
+    Telegram topic), and for approvals whether the chat was a group. Existing approvals get
+    `is_group = 1`: they were always resumed as group turns (shared knowledge only), so the
+    backfill keeps them failing closed; existing rows have no thread."""
+    await execute_statements(
+        db,
+        """
+        ALTER TABLE pending_approvals ADD COLUMN chat_thread TEXT;
+        ALTER TABLE pending_approvals ADD COLUMN is_group INTEGER NOT NULL DEFAULT 1
+            CHECK (is_group IN (0, 1));
+        UPDATE pending_approvals SET is_group = 1;
+        ALTER TABLE digest_schedules ADD COLUMN chat_thread TEXT
+        """,
+    )
