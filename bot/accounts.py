@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 
 from bot.errors import LinkRefusedError, NotInvitedError
 from bot.events import Identity
+from bot.limits import WRONG_CODES, Limits, account_key
 from bot.people import People
 from bot.replies import InviteCreated
 from storage.invites import InviteRepository
@@ -44,8 +45,10 @@ class Accounts:
         people: People,
         invites: InviteRepository,
         link_codes: LinkCodeRepository,
+        limits: Limits,
         clock: Callable[[], datetime],
     ) -> None:
+        self._limits = limits
         self._people = people
         self._invites = invites
         self._link_codes = link_codes
@@ -67,6 +70,7 @@ class Accounts:
             return existing, False
         if not code.strip():
             raise NotInvitedError
+        await self._limits.check(WRONG_CODES, account_key(identity))
         user = await self._invites.register_with_invite(
             code.strip(),
             platform=identity.platform,
@@ -75,6 +79,7 @@ class Accounts:
             now=self._clock(),
         )
         if user is None:
+            await self._limits.failed(WRONG_CODES, account_key(identity))
             raise NotInvitedError(INVITE_INVALID)
         logger.info("A %s identity joined as user %s", identity.platform, user.id)
         return user, True
@@ -89,6 +94,7 @@ class Accounts:
         the identity belongs to nobody else. An identity configured as an owner joins only an
         owner's account. Returns what to tell the person; raises `LinkRefusedError`."""
         now = self._clock()
+        await self._limits.check(WRONG_CODES, account_key(identity))
         if self._people.is_configured_owner(identity):
             found = await self._link_codes.usable(code, now=now)
             target = await self._people.by_id(found.user_id) if found is not None else None
@@ -107,4 +113,6 @@ class Accounts:
             return LINKED
         if result.outcome == "already_linked":
             return "This account is already linked to yours; nothing to do."
+        if result.outcome == "invalid":
+            await self._limits.failed(WRONG_CODES, account_key(identity))
         raise LinkRefusedError(LINK_REFUSALS[result.outcome])

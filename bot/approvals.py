@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from bot.events import ApprovalPending, ChatRef, Identity
+from bot.events import ApprovalPending, ChatRef, Identity, TurnEvent
 from bot.notifications import Notifiers
 from bot.people import People
 from bot.replies import ApprovalCard, ApprovalCards, Rich, bold, code, italic, rich
@@ -208,3 +208,12 @@ class Approvals:
         notifier = self._notifiers.for_platform(approval.platform)
         if notifier is not None:
             await notifier.deliver(_chat_of(approval), events)
+        await self._follow_up_requests(approval, events)
+
+    async def _follow_up_requests(self, approval: Approval, events: list[TurnEvent]) -> None:
+        """A follow-up that asked for another high-risk tool: ask the owners about it too."""
+        requester = await self._people.by_id(approval.requester_user_id)
+        for event in events:
+            if isinstance(event, ApprovalPending) and requester is not None:
+                await self.ask_owners(event, requester)
+                await self.start_wait(event.approval_id)

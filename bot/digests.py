@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from bot.digest_summary import DigestSummariser
 from bot.errors import DigestError
 from bot.events import ChatRef
+from bot.limits import DIGESTS_ON_DEMAND, Limits
 from bot.notifications import Notifiers
 from storage.approvals import ApprovalRepository
 from storage.budget import BudgetLedger, budget_date
@@ -146,7 +147,9 @@ class Digests:
         clock: Callable[[], datetime],
         grace: timedelta = DIGEST_GRACE,
         summariser: DigestSummariser | None = None,
+        limits: Limits | None = None,
     ) -> None:
+        self._limits = limits
         self._schedules = schedules
         self._users = users
         self._documents = documents
@@ -189,6 +192,8 @@ class Digests:
         """Compose and send a digest into `chat` right away (the daily one is not affected)."""
         if chat.is_group:
             raise DigestError("Digests hold your private notes: ask for one in a private chat.")
+        if self._limits is not None:  # a digest on demand may cost a model call
+            await self._limits.take(DIGESTS_ON_DEMAND, user.id)
         now = self._clock()
         schedule = await self._schedules.get(user.id)
         since = _since(schedule, now)

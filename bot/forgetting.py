@@ -1,6 +1,8 @@
-"""Forgetting: a member's private documents go, everywhere they were copied — rows, vectors,
-originals, their conversation memory, turn log and conversation checkpoints — or one
-document of theirs goes with its vectors and original."""
+"""Forgetting (invariant 10): a member's data goes everywhere it was copied — documents and
+chunks, vectors, originals, conversation memory, turn log and unanswered questions,
+incidents, approval requests, chat and approval checkpoint threads — and the SQLite logs
+are emptied so that no deleted page survives on disk. One document of theirs goes with its
+chunks, vectors and original."""
 
 from __future__ import annotations
 
@@ -10,11 +12,15 @@ from bot.errors import NotFoundError
 from bot.events import Identity
 from bot.memory import ConversationMemory
 from bot.people import People
-from graphs.agent.graph import AgentGraph, delete_conversation
+from graphs.agent.graph import AgentGraph, erase_conversations
+from storage.approvals import ApprovalRepository
+from storage.database import Database
 from storage.documents import DocumentRecord, DocumentRepository
+from storage.incidents import IncidentRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.originals import OriginalStore
 from storage.turns import TurnRepository
+from storage.users import User
 
 __all__ = ["Forgetting"]
 
@@ -28,38 +34,51 @@ class Forgetting:
         self,
         *,
         people: People,
+        database: Database,
         documents: DocumentRepository,
         index: KnowledgeIndex,
         originals: OriginalStore,
         turns: TurnRepository,
+        approvals: ApprovalRepository,
+        incidents: IncidentRepository,
         memory: ConversationMemory,
         graph: AgentGraph,
     ) -> None:
         self._people = people
+        self._database = database
         self._documents = documents
         self._index = index
         self._originals = originals
         self._turns = turns
+        self._approvals = approvals
+        self._incidents = incidents
         self._memory = memory
         self._graph = graph
 
     async def forget_all(self, identity: Identity) -> int:
-        """Delete every private document of the caller, rows first, then vectors and
-        originals; then what their conversations left: checkpoint threads, the turn log
-        (what memory is rebuilt from, so a later memory run cannot bring it back) and the
-        memory points. Returns how many documents went."""
+        """Delete every private document of the caller and everything their conversations
+        left behind; returns how many documents went."""
         user = await self._people.member(identity)
         count = len(await self._documents.list_for_owner(user.id))
         removed = await self._documents.delete_for_owner(user.id)
         for collection, point_ids in removed:
             await self._index.delete_points(collection, point_ids)
         await self._originals.remove_owner(user.id)
-        for thread_id in await self._turns.thread_ids(user.id):
-            await delete_conversation(self._graph, thread_id)
+        await self._forget_conversations(user)
+        await self._database.erase_wal()
+        logger.info("Forgot %d documents and the conversations of user %s", count, user.id)
+        return count
+
+    async def _forget_conversations(self, user: User) -> None:
+        """Checkpoints, approvals, incidents, then the turn log (memory is rebuilt from it,
+        so it goes before the memory points: a later memory run cannot bring them back)."""
+        threads = await self._turns.thread_ids(user.id)
+        turn_ids = await self._turns.turn_ids(user.id)
+        approval_ids = await self._approvals.delete_for_requester(user.id)
+        await erase_conversations(self._graph, threads, approval_ids)
+        await self._incidents.delete_for_user(user.id, turn_ids)
         await self._turns.delete_for_user(user.id)
         await self._memory.forget(user.id)
-        logger.info("Forgot %d documents of user %s", count, user.id)
-        return count
 
     async def forget_document(self, identity: Identity, document: DocumentRecord) -> str:
         """Delete one private document of the caller everywhere; its title."""
@@ -69,5 +88,6 @@ class Forgetting:
         point_ids = await self._documents.delete(document.id)
         await self._index.delete_points(document.collection, point_ids)
         await self._originals.remove(user.id, document.id)
+        await self._database.erase_wal()
         logger.info("Forgot document %s of user %s", document.id, user.id)
         return document.title

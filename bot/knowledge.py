@@ -17,6 +17,7 @@ from bot.events import ChatRef, Identity
 from bot.people import LOCAL_PLATFORM, People
 from bot.replies import Message, ScopeQuestion, bold, rich
 from bot.sources import IncomingSource, PendingChoices, Source, saved_message, too_big
+from graphs.guards import check_sensitive
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
 from graphs.ingest.graph import IngestGraph, ingest
@@ -156,6 +157,11 @@ class Knowledge:
             refusal = too_big(len(data), min(download_limit or len(data), self.max_file_bytes))
             if refusal is not None:
                 return Message(rich(refusal))
+        if incoming.text is not None:  # a note or a forwarded message: payment data never kept
+            verdict = check_sensitive(incoming.text)
+            if not verdict.allowed:
+                logger.info("A chat source was not saved: %s", verdict.guard)
+                return Message(rich(f"🚫 {verdict.user_message}"))
         try:
             result = await self.ingest(
                 identity, incoming.with_data(data), shared=shared, on_progress=on_progress

@@ -23,6 +23,7 @@ from bot.errors import DigestError, NotFoundError
 from bot.events import ChatRef, Identity, TurnEvent
 from bot.forgetting import Forgetting
 from bot.knowledge import Knowledge, ProgressSink
+from bot.limits import Limits
 from bot.memory import ConversationMemory, MemoryReport
 from bot.notifications import Notifier, Notifiers
 from bot.people import LOCAL_PLATFORM, People
@@ -63,6 +64,7 @@ class BotParts:
     memory: ConversationMemory
     reports: Reports
     notifiers: Notifiers
+    limits: Limits
     commands: CommandRegistry
     turns: TurnRepository
     ingest_context: IngestContext
@@ -342,6 +344,10 @@ class Bot:
     async def stats(self) -> Stats:
         """Counts across SQLite and Qdrant (aggregates only: `lore stats`, start-up)."""
         return await self._parts.reports.stats()
+
+    async def housekeeping(self, now: datetime) -> int:
+        """Forget counted attempts older than any limit's window; how many."""
+        return await self._parts.limits.prune(now)
 
     async def recover_approvals(self) -> int:
         """At start: open the waiting thread of every request whose wait never began."""

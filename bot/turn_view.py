@@ -3,8 +3,9 @@ the final answer to post, from the turn's events.
 
 The rules, once for every edge: the answer in `TurnDone` is authoritative over streamed
 text (verify may drop citations or turn an answer into a refusal: a correction); a refusal
-or an error stands in for a missing answer; only answered turns take feedback; and in a
-group chat nothing is previewed — only the verified final answer is posted.
+or an error stands in for a missing answer; only answered turns take feedback; in a group
+chat nothing is previewed — only the verified final answer is posted; and a preview shows no
+live link (addresses are checked when the turn ends, see `graphs.agent.links`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from bot.events import (
     TurnError,
     TurnEvent,
 )
+from graphs.agent.links import defang_all
 
 __all__ = ["FinalAnswer", "FinalKind", "TurnView"]
 
@@ -82,7 +84,7 @@ class TurnView:
         if not self.live:
             return None
         if self.streamed.strip():
-            return self.streamed
+            return defang_all(self.streamed)  # links are checked at the end of the turn
         return f"⏳ {self.status}" if self.status else None
 
     @property

@@ -21,6 +21,7 @@ __all__ = [
     "JobSpec",
     "build_memory",
     "expire_approvals",
+    "housekeeping",
     "reindex",
     "run_job",
     "scan_watched_sources",
@@ -70,6 +71,12 @@ async def scan_watched_sources(bot: Bot, now: datetime) -> str:
     )
 
 
+async def housekeeping(bot: Bot, now: datetime) -> str:
+    """Forget what no limit looks at any more (counted attempts older than a day)."""
+    pruned = await bot.housekeeping(now)
+    return f"{pruned} old attempts forgotten"
+
+
 async def send_digests(bot: Bot, now: datetime) -> str:
     """Scan the watched sources that are due, then send the morning digests due at `now`
     (retries and late sends included), so a digest carries what the scan just found."""
@@ -94,6 +101,7 @@ JOBS: tuple[JobSpec, ...] = (
     JobSpec("send_digests", 60.0, send_digests),
     # Reads a 2-hour window each time, so a failed run heals on the next.
     JobSpec("build_memory", 1800.0, build_memory),
+    JobSpec("housekeeping", 3600.0, housekeeping),
 )
 
 

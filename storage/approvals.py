@@ -211,6 +211,19 @@ class ApprovalRepository:
             rows = list(await cursor.fetchall())
         return sorted((_approval(row) for row in rows), key=lambda a: (a.created_at, a.id))
 
+    async def delete_for_requester(self, user_id: UserId) -> list[ApprovalId]:
+        """Forget every request a user made (their words are in the summary and the
+        arguments); the ids, so their waiting threads can go too."""
+        async with (
+            self._db.transaction() as tx,
+            tx.execute(
+                "DELETE FROM pending_approvals WHERE requester_user_id = ? RETURNING id",
+                (user_id,),
+            ) as cursor,
+        ):
+            rows = list(await cursor.fetchall())
+        return [ApprovalId(row[0]) for row in rows]
+
     async def start_execution(self, approval_id: str, now: datetime) -> bool:
         """Claim the right to run an approved tool; True for exactly one caller.
 

@@ -14,7 +14,7 @@ import aiosqlite
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
-__all__ = ["open_checkpointer"]
+__all__ = ["erase_checkpoint_wal", "open_checkpointer"]
 
 
 @asynccontextmanager
@@ -25,7 +25,14 @@ async def open_checkpointer(path: Path, allowed: Iterable[type]) -> AsyncIterato
         await connection.execute("PRAGMA journal_mode=WAL")
         await connection.execute("PRAGMA busy_timeout=10000")
         await connection.execute("PRAGMA synchronous=NORMAL")
+        await connection.execute("PRAGMA secure_delete=ON")  # a deleted thread leaves no copy
         serde = JsonPlusSerializer(allowed_msgpack_modules=list(allowed))
         saver = AsyncSqliteSaver(connection, serde=serde)
         await saver.setup()
         yield saver
+
+
+async def erase_checkpoint_wal(saver: AsyncSqliteSaver) -> None:
+    """Empty the checkpointer's write-ahead log into its (securely deleted) database file."""
+    async with saver.lock:
+        await saver.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -3,6 +3,10 @@
 SQLite is Lore's source of truth. Every write goes through `Database.transaction()`,
 which serialises writers in this process (`BEGIN IMMEDIATE`, commit or roll back as
 a whole). Reads use a second connection and see only committed data.
+
+Deleted rows leave no copy behind: `secure_delete` overwrites freed pages, and
+`erase_wal()` checkpoints the write-ahead log into the database and truncates it (the
+last step of forgetting someone).
 """
 
 from __future__ import annotations
@@ -80,7 +84,15 @@ class Database:
         await connection.execute("PRAGMA foreign_keys=ON")
         await connection.execute("PRAGMA busy_timeout=10000")
         await connection.execute("PRAGMA synchronous=NORMAL")
+        await connection.execute("PRAGMA secure_delete=ON")
         return connection
+
+    async def erase_wal(self) -> None:
+        """Move every committed page into the database file and empty the WAL, so deleted
+        content survives in no log (readers that hold old pages finish first)."""
+        writer = self._require(self._writer)
+        async with self._write_lock:
+            await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:

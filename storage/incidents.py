@@ -7,6 +7,7 @@ here, so the incident log can be shown to the owner without leaking anyone's wor
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -140,3 +141,11 @@ class IncidentRepository:
             (turn_id, turn_id, utc_iso(since) if since is not None else "", limit),
         )
         return [_event(row) for row in rows]
+
+    async def delete_for_user(self, user_id: UserId, turn_ids: Sequence[str]) -> None:
+        """Forget a user's guard incidents and the citation events of their turns."""
+        async with self._db.transaction() as tx:
+            await tx.execute("DELETE FROM guard_incidents WHERE user_id = ?", (user_id,))
+            await tx.executemany(
+                "DELETE FROM citation_events WHERE turn_id = ?", [(turn,) for turn in turn_ids]
+            )

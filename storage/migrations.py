@@ -22,7 +22,7 @@ from storage.schema_core import (
     create_telegram_updates,
     create_watched_sources,
 )
-from storage.schema_edges import add_chat_threads, create_processed_events
+from storage.schema_edges import add_chat_threads, create_attempts, create_processed_events
 
 __all__ = ["MIGRATIONS", "Migration", "apply_migrations", "schema_version"]
 
@@ -64,6 +64,7 @@ MIGRATIONS: Sequence[Migration] = (
         "chat threads on approvals and digests; approvals.is_group (backfilled 1)",
         add_chat_threads,
     ),
+    Migration(10, "attempts: counted per key over a window (new, no backfill)", create_attempts),
 )
 
 

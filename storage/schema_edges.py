@@ -1,5 +1,6 @@
-"""Schema steps 8 and on (the edge seam): one ledger of handled platform events, and chat
-threads on approvals and digests. Released steps are never edited; add new ones at the end."""
+"""Schema steps 8 and on (the edge seam): one ledger of handled platform events, chat threads
+on approvals and digests, and counted attempts. Released steps are never edited; add new
+ones at the end."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import aiosqlite
 
 from storage.schema_core import execute_statements
 
-__all__ = ["add_chat_threads", "create_processed_events"]
+__all__ = ["add_chat_threads", "create_attempts", "create_processed_events"]
 
 
 async def create_processed_events(db: aiosqlite.Connection) -> None:
@@ -45,5 +46,21 @@ async def add_chat_threads(db: aiosqlite.Connection) -> None:
             CHECK (is_group IN (0, 1));
         UPDATE pending_approvals SET is_group = 1;
         ALTER TABLE digest_schedules ADD COLUMN chat_thread TEXT
+        """,
+    )
+
+
+async def create_attempts(db: aiosqlite.Connection) -> None:
+    """Attempts counted per key over a sliding window (wrong link or invite codes, digests
+    on demand): a new table, nothing to backfill."""
+    await execute_statements(
+        db,
+        """
+        CREATE TABLE attempts (
+            id INTEGER PRIMARY KEY,
+            key TEXT NOT NULL,
+            at TEXT NOT NULL
+        );
+        CREATE INDEX attempts_key_at ON attempts(key, at)
         """,
     )

@@ -205,6 +205,11 @@ class TurnRepository:
         )
         return int(str(value))
 
+    async def turn_ids(self, user_id: UserId) -> list[str]:
+        """Every logged turn of a user."""
+        rows = await self._db.fetch_all("SELECT id FROM turn_log WHERE user_id = ?", (user_id,))
+        return [str(row["id"]) for row in rows]
+
     async def thread_ids(self, user_id: UserId) -> list[str]:
         """The conversation threads a user's turns were in (to drop their checkpoints)."""
         rows = await self._db.fetch_all(

@@ -31,6 +31,7 @@ async def test_the_scheduler_registers_the_expected_jobs_in_memory(lore: Lore) -
     assert [(j.name, j.every) for j in jobs] == [
         ("build_memory", timedelta(minutes=30)),
         ("expire_approvals", timedelta(minutes=1)),
+        ("housekeeping", timedelta(hours=1)),
         ("reindex", timedelta(minutes=5)),
         ("send_digests", timedelta(minutes=1)),
     ]

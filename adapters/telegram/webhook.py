@@ -2,7 +2,8 @@
 header in constant time (403 otherwise) and queues each update for the Application.
 
 Telegram signs nothing else and retries deliveries, so the update processor de-duplicates
-on `update_id`. Bodies are capped; anything but `POST <path>` is a 404.
+on `update_id`. Bodies are capped (413); a body that is not a JSON object is a 400; a head
+over the stream limit (64 KiB) is a 431; anything but `POST <path>` is a 404.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class WebhookServer:
             async with asyncio.timeout(HEADER_TIMEOUT):
                 status = await self._handle(reader)
             await _respond(writer, status)
+        except asyncio.LimitOverrunError:
+            with contextlib.suppress(ConnectionError):
+                await _respond(writer, HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE)
         except (ConnectionError, asyncio.IncompleteReadError, TimeoutError, ValueError):
             with contextlib.suppress(ConnectionError):
                 await _respond(writer, HTTPStatus.BAD_REQUEST)
@@ -105,6 +109,8 @@ class WebhookServer:
         if length > MAX_BODY:
             return HTTPStatus.REQUEST_ENTITY_TOO_LARGE
         data = json.loads(await reader.readexactly(length))
+        if not isinstance(data, dict) or not isinstance(data.get("update_id"), int):
+            return HTTPStatus.BAD_REQUEST
         update = Update.de_json(data, self._application.bot)
         await self._application.update_queue.put(update)
         return HTTPStatus.OK

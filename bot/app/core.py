@@ -21,6 +21,7 @@ from bot.digests import Digests
 from bot.errors import StartupError, StoreBusyError
 from bot.forgetting import Forgetting
 from bot.knowledge import Knowledge
+from bot.limits import Limits
 from bot.memory import ConversationMemory
 from bot.notifications import Notifiers
 from bot.people import LOCAL_OWNER, People
@@ -42,6 +43,7 @@ from graphs.ingest.url_safety import Address
 from graphs.memory_recall import MemoryRecall
 from graphs.retrieval import Retriever
 from storage.approvals import ApprovalRepository
+from storage.attempts import AttemptLog
 from storage.budget import BudgetLedger
 from storage.checkpoints import open_checkpointer
 from storage.data_lock import DataDirBusyError, DataDirLock
@@ -178,6 +180,7 @@ async def open_lore(
             owners.add((LOCAL_OWNER.platform, LOCAL_OWNER.platform_user_id))
         people = People(users, owners)
         notifiers, locks = Notifiers(), ThreadLocks()
+        limits = Limits(AttemptLog(database), utc_now)
         model, price = await chat_model(settings, stack)
         checkpointer = await stack.enter_async_context(
             open_checkpointer(settings.checkpoint_path, checkpoint_types())
@@ -247,10 +250,13 @@ async def open_lore(
             ),
             forgetting=Forgetting(
                 people=people,
+                database=database,
                 documents=documents,
                 index=stores.index,
                 originals=context.originals,
                 turns=turns,
+                approvals=approval_rows,
+                incidents=incidents,
                 memory=memory,
                 graph=graph,
             ),
@@ -258,6 +264,7 @@ async def open_lore(
                 people=people,
                 invites=InviteRepository(database),
                 link_codes=LinkCodeRepository(database),
+                limits=limits,
                 clock=utc_now,
             ),
             approvals=approvals,
@@ -281,6 +288,7 @@ async def open_lore(
                 budget_cap=booking.cap,
                 budget_timezone=settings.budget_timezone,
                 clock=utc_now,
+                limits=limits,
                 # The offline provider keeps the plain list.
                 summariser=DigestSummariser(model=model, meter=booking)
                 if settings.llm_base_url
@@ -312,6 +320,7 @@ async def open_lore(
                 ),
             ),
             notifiers=notifiers,
+            limits=limits,
             commands=COMMANDS,
             turns=turns,
             ingest_context=context,

@@ -11,25 +11,28 @@ on chatting while the owner takes their time.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from graphs.agent import nodes
+from graphs.agent import approval_nodes, nodes
 from graphs.agent.context import AgentContext
 from graphs.agent.events import TurnEvent
 from graphs.agent.state import AgentState, TurnInput
 from graphs.agent.threads import approval_thread_id, thread_id_of
+from storage.checkpoints import erase_checkpoint_wal
 
 __all__ = [
     "AgentGraph",
     "build_agent_graph",
     "delete_conversation",
+    "erase_conversations",
     "is_waiting",
     "resume_turn",
     "run_turn",
@@ -56,8 +59,8 @@ def build_agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> AgentGraph:
     builder.add_node("refuse", nodes.refuse)
     builder.add_node("generate", nodes.generate)
     builder.add_node("execute_tools", nodes.execute_tools)
-    builder.add_node("request_approval", nodes.request_approval)
-    builder.add_node("await_approval", nodes.await_approval)
+    builder.add_node("request_approval", approval_nodes.request_approval)
+    builder.add_node("await_approval", approval_nodes.await_approval)
     builder.add_node("verify", nodes.verify)
     builder.add_conditional_edges(START, _entry)
     builder.add_conditional_edges("guard_input", nodes.route_after_guard)
@@ -113,7 +116,18 @@ def resume_turn(
 
 
 async def delete_conversation(graph: AgentGraph, thread_id: str) -> None:
-    """Drop every checkpoint of one thread (a conversation reset, or a forgotten member)."""
+    """Drop every checkpoint of one thread (a conversation reset)."""
     checkpointer = graph.checkpointer
     if isinstance(checkpointer, BaseCheckpointSaver):
         await checkpointer.adelete_thread(thread_id)
+
+
+async def erase_conversations(
+    graph: AgentGraph, chat_threads: Iterable[str], approval_ids: Iterable[str]
+) -> None:
+    """Drop chat threads and approval threads for good (a forgotten member): their
+    checkpoints go, and the checkpointer's log is emptied so no copy survives on disk."""
+    for thread_id in [*chat_threads, *map(approval_thread_id, approval_ids)]:
+        await delete_conversation(graph, thread_id)
+    if isinstance(graph.checkpointer, AsyncSqliteSaver):
+        await erase_checkpoint_wal(graph.checkpointer)

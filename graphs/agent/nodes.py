@@ -1,10 +1,9 @@
-"""The agent graph's nodes: guard_input, refuse, generate, execute_tools, request_approval,
-await_approval, verify. `generate` is the only node that calls a model."""
+"""The agent graph's nodes: guard_input, refuse, generate, execute_tools, verify (the approval
+nodes are in `graphs.agent.approval_nodes`). `generate` is the only node that calls a model."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -13,30 +12,28 @@ from functools import wraps
 from typing import Any, Literal, Protocol
 
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
 from graphs.agent.context import AgentContext
-from graphs.agent.events import AnswerDelta, ApprovalPending, ToolStatus
+from graphs.agent.events import AnswerDelta, ToolStatus
 from graphs.agent.guards_node import first_refusal
 from graphs.agent.prompts import system_prompt
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
-from graphs.agent.threads import thread_id_of
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
 from graphs.agent.verify import finish_turn
 from graphs.llm.metered import BudgetRefusedError, metered_call
 from graphs.llm.types import ChatMessage, ProviderStreamError, ProviderUnavailableError, ToolCall
-from storage.ids import ApprovalId
 from storage.turns import TurnOutcome
 
 __all__ = [
-    "await_approval",
     "execute_tools",
     "generate",
     "guard_input",
+    "next_ref",
     "refuse",
-    "request_approval",
     "route_after_generate",
     "route_after_guard",
+    "run_tool",
+    "timed",
     "verify",
 ]
 
@@ -57,10 +54,6 @@ BUDGET_SPENT = Refusal(
 )
 BUDGET_UNAVAILABLE = Refusal(
     "budget_unavailable", "I can't check today's budget right now, so I won't answer. Sorry!"
-)
-SKIPPED = json.dumps({"error": "Not run: one action that needs approval at a time."})
-AWAITING_OWNER = (
-    "This needs the owner's approval, so I've asked them. I'll tell you here when they decide."
 )
 
 
@@ -227,11 +220,11 @@ def route_after_generate(
     return "execute_tools"
 
 
-def _next_ref(passages: dict[int, PassageRef]) -> int:
+def next_ref(passages: dict[int, PassageRef]) -> int:
     return max(passages, default=0) + 1
 
 
-async def _run_tool(
+async def run_tool(
     ctx: AgentContext, state: AgentState, call: ToolCall, first_ref: int
 ) -> ToolResult:
     turn = state["turn"]
@@ -261,7 +254,7 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
     for call in state.get("pending_calls", []):
         tool = TOOLS.get(call.name)
         runtime.stream_writer(ToolStatus(call.name, tool.status if tool else "Working..."))
-        result = await _run_tool(ctx, state, call, _next_ref(passages))
+        result = await run_tool(ctx, state, call, next_ref(passages))
         passages.update({ref.ref: ref for ref in result.passages})
         results.append(ChatMessage("tool", result.content(), tool_call_id=call.id, name=call.name))
         used.append(call.name)
@@ -270,93 +263,6 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
         "passages": passages,
         "pending_calls": [],
         "tools_used": used,
-        "tool_rounds": state.get("tool_rounds", 0) + 1,
-    }
-
-
-async def _summary(ctx: AgentContext, call: ToolCall, arguments: dict[str, str]) -> str:
-    if call.name == "draft_contact_message":
-        return f"Send you this message: “{arguments['message']}”"
-    title = arguments.get("document_id", "")
-    document = await ctx.documents.get(title)  # type: ignore[arg-type]
-    if document is not None:
-        title = document.title
-    return f"Publish their private document “{title}” to the shared knowledge"
-
-
-@timed("request_approval")
-async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
-    """Store the request for the owners and tell the requester; the turn ends here, and the
-    request waits in its own approval thread (see `graphs.agent.graph`)."""
-    ctx, turn = runtime.context, state["turn"]
-    calls = state.get("pending_calls", [])
-    call = next(c for c in calls if c.name in TOOLS and TOOLS[c.name].high_risk)
-    results = [
-        ChatMessage("tool", SKIPPED, tool_call_id=other.id, name=other.name)
-        for other in calls
-        if other is not call
-    ]
-    try:
-        arguments = parse_arguments(TOOLS[call.name], call.arguments)
-    except ToolArgumentError as exc:
-        error = ChatMessage(
-            "tool", json.dumps({"error": str(exc)}), tool_call_id=call.id, name=call.name
-        )
-        return {"messages": [*results, error], "pending_calls": []}
-    approval = await ctx.approvals.create(
-        thread_id=thread_id_of(turn),
-        requester_user_id=turn.user_id,
-        chat_id=turn.chat_id,
-        platform=turn.platform,
-        tool_name=call.name,
-        arguments_json=json.dumps(arguments),
-        summary=await _summary(ctx, call, arguments),
-        now=ctx.clock(),
-        ttl=ctx.limits.approval_ttl,
-        is_group=turn.is_group,
-        chat_thread=turn.chat_thread,
-    )
-    runtime.stream_writer(
-        ApprovalPending(
-            approval.id, call.name, approval.summary, turn.user_id, approval.expires_at.isoformat()
-        )
-    )
-    waiting = {"status": "awaiting_owner_approval", "approval_id": approval.id}
-    results.append(ChatMessage("tool", json.dumps(waiting), tool_call_id=call.id, name=call.name))
-    return {
-        "messages": results,
-        "pending_calls": [],
-        "approval_id": approval.id,
-        "answer": AWAITING_OWNER,
-        "finish_reason": "awaiting_approval",
-        "tools_used": [*state.get("tools_used", []), call.name],
-    }
-
-
-@timed("await_approval")
-async def await_approval(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
-    """Pause until the owner decides (survives restarts); run the tool at most once if approved."""
-    ctx = runtime.context
-    approval_id = ApprovalId(state.get("approval_id") or "")
-    decision = interrupt({"approval_id": approval_id})
-    call = state["pending_calls"][0]
-    approved = isinstance(decision, dict) and decision.get("approved") is True
-    if not approved:
-        reason = "expired" if isinstance(decision, dict) and decision.get("expired") else "rejected"
-        result = ToolResult({"status": "rejected", "reason": f"The owner {reason} this request."})
-    elif await ctx.approvals.start_execution(approval_id, ctx.clock()):
-        result = await _run_tool(ctx, state, call, _next_ref(state.get("passages", {})))
-        await ctx.approvals.mark_executed(approval_id, result.content(), ctx.clock())
-    else:  # ran already (a resume after a crash): never run an irreversible tool twice
-        record = await ctx.approvals.get(approval_id)
-        stored = record.result_json if record is not None and record.result_json else None
-        result = ToolResult(json.loads(stored) if stored else {"status": "already_done"})
-    message = ChatMessage("tool", result.content(), tool_call_id=call.id, name=call.name)
-    return {
-        "messages": [message],
-        "pending_calls": [],
-        "approval_id": None,
-        "tools_used": [*state.get("tools_used", []), call.name],
         "tool_rounds": state.get("tool_rounds", 0) + 1,
     }
 

@@ -18,6 +18,7 @@ from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
+from graphs.agent.links import defang_untrusted, turn_texts
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.threads import thread_id_of
 from storage.ids import DocumentId, TurnId
@@ -133,6 +134,16 @@ async def _judge(
             f"[{number}] names no stored source",
         )
     answer = _strip(answer, dropped)
+    answer, defanged = defang_untrusted(answer, turn_texts(state.get("messages", []), turn.text))
+    if defanged:
+        await ctx.incidents.record_guard(
+            guard="untrusted_link",
+            reason=f"{defanged} links in the answer came from no source and no question",
+            platform=turn.platform,
+            chat_id=turn.chat_id,
+            user_id=turn.user_id,
+            now=ctx.clock(),
+        )
     searched = bool(SEARCH_TOOLS & set(state.get("tools_used", [])))
     if state.get("finish_reason") == "refusal":
         return answer, [], True
