@@ -343,6 +343,22 @@ async def _create_link_codes(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _add_chunk_injection_score(db: aiosqlite.Connection) -> None:
+    # How much a chunk reads like instructions to an AI (graphs.guards: 1.0 would be refused
+    # as a message, 0.5 hardened). Storage cannot run the scorer, so existing chunks are
+    # backfilled with NULL, which means "not scored yet" to every reader: retrieval scores
+    # such a chunk when it is shown, and the re-index job scores them all and writes the
+    # scores back (graphs.ingest.repair). No chunk is hidden or treated as clean meanwhile.
+    await _execute_statements(
+        db,
+        """
+        ALTER TABLE chunks ADD COLUMN injection_score REAL;
+        UPDATE chunks SET injection_score = NULL;
+        CREATE INDEX chunks_unscored ON chunks(document_id) WHERE injection_score IS NULL
+        """,
+    )
+
+
 MIGRATIONS: Sequence[Migration] = (
     Migration(1, "users, identities, documents, chunks", _create_base_tables),
     Migration(2, "documents.collection, backfilled from owner", _add_document_collection),
@@ -359,6 +375,11 @@ MIGRATIONS: Sequence[Migration] = (
     ),
     Migration(6, "watched_sources, watched_entries (new, no backfill)", _create_watched_sources),
     Migration(7, "link_codes: link another identity to a user (new)", _create_link_codes),
+    Migration(
+        8,
+        "chunks.injection_score (NULL = not scored yet, scored by re-index and on read)",
+        _add_chunk_injection_score,
+    ),
 )
 
 
