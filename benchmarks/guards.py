@@ -1,50 +1,57 @@
-"""Measure the input guards on the shared corpora: detection, false positives, throughput.
+"""Measure the input guards on the shared corpora and our held-out set, through `check_input`.
 
 Usage: python benchmarks/guards.py [CORPORA_DIR] [--show-misses]
 
 CORPORA_DIR defaults to ../shared/corpora relative to the repository root (see its
-README.md). The corpora are read by path and never copied. One run prints, side by side:
+README.md). The corpora are read by path and never copied. Every line is read exactly as
+stored: split on "\\n" only (`splitlines()` would also split on U+2028 and friends inside
+a payload), with the corpus escapes (\\\\, \\n, \\r) undone. Every text goes through
+`check_input`, the call the agent graph makes, so the guards' effects on each other show
+(a card inside an injection, an IBAN refused as a card).
 
-- injection_dev.txt: share flagged by the injection guard alone and by `check_input`;
-- benign_questions.txt and benign_hard.txt: false-positive rates of the injection guard
-  alone and of the whole `check_input`, with the guards that fired;
-- pii_cards.tsv and pii_ibans.tsv: precision and recall of the detectors per line
-  (a line with a non-zero expected count should be caught), and how often the number of
-  matches equals the expected count;
-- throughput of `check_input` over all the texts above, in checks per second.
+Printed per set: n, refused, hardened, passed, the rate that matters for the set
+(refused or hardened for attacks, refused and hardened separately for benign sets), the
+guards that refused, and checks per second of CPU time (`time.process_time`, one core:
+the guard is single-threaded; CPU time keeps the figure honest on a shared machine). The
+learned scorer was trained on the half of each corpus whose SHA-256 starts with an even
+byte (`train_guard_classifier.py`), so each corpus is also reported on its other half
+alone ("unseen half"). `guard_holdout.tsv` (in
+this folder) was never trained or tuned on. Card and IBAN lines (`pii_*.tsv`) count as
+caught when `check_input` refuses them with the matching guard.
 
-`--show-misses` also lists every missed injection and every false positive.
+`--show-misses` also lists every missed attack and every refused or hardened benign line.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import re
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from graphs.guards import (
-    assess_injection,
-    check_input,
-    find_ibans,
-    find_payment_cards,
-    normalize,
-)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-__all__ = ["main"]
+from benchmarks.guard_templates import read_examples
+from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, GuardVerdict, check_input
+
+__all__ = ["DEFAULT_CORPORA", "main", "read_lines"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = (REPO_ROOT / ".." / "shared" / "corpora").resolve()
+HOLDOUT = Path(__file__).resolve().parent / "guard_holdout.tsv"
 _ESCAPE = re.compile(r"\\(.)")
 _UNESCAPED = {"n": "\n", "r": "\r", "\\": "\\"}
 
 
 def read_lines(path: Path) -> list[str]:
-    """One payload per line, with the corpus escapes (\\\\, \\n, \\r) undone."""
-    lines = path.read_text(encoding="utf-8").splitlines()
+    """One payload per line (split on "\\n" only), with the corpus escapes undone."""
+    lines = path.read_text(encoding="utf-8").split("\n")
     return [
         _ESCAPE.sub(lambda m: _UNESCAPED.get(m.group(1), m.group()), line)
         for line in lines
@@ -59,75 +66,92 @@ def read_tsv(path: Path) -> list[tuple[str, int]]:
         return [(row["text"], int(row["presidio_expected_matches"])) for row in rows]
 
 
-def rate(hits: int, total: int) -> str:
-    return f"{hits:>5}/{total:<5} {100 * hits / total:6.2f}%" if total else "n/a"
+def in_training_half(line: str) -> bool:
+    """Whether a corpus line belongs to the half the learned scorer may be trained on."""
+    return hashlib.sha256(line.encode("utf-8")).digest()[0] % 2 == 0
 
 
-def flagged_by_injection(text: str) -> bool:
-    return assess_injection(text).is_injection
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What `check_input` did with one set."""
+
+    verdicts: tuple[GuardVerdict, ...]
+    seconds: float
+
+    @property
+    def refused(self) -> int:
+        return sum(not v.allowed for v in self.verdicts)
+
+    @property
+    def hardened(self) -> int:
+        return sum(v.allowed and v.hardened for v in self.verdicts)
 
 
-def report_injection(injections: Sequence[str], show_misses: bool) -> None:
-    guard_hits = [flagged_by_injection(t) for t in injections]
-    whole = [check_input(t) for t in injections]
-    print("injection_dev.txt (should block or flag)")
-    print(f"  injection guard detection   {rate(sum(guard_hits), len(injections))}")
-    blocked = sum(not v.allowed for v in whole)
-    print(f"  check_input refusal         {rate(blocked, len(injections))}")
-    print(f"  refusals by guard           {dict(Counter(v.guard for v in whole if v.guard))}")
-    if show_misses:
-        for text, hit in zip(injections, guard_hits, strict=True):
-            if not hit:
-                print(f"    MISS {text[:150]!r}")
+def measure(texts: Sequence[str]) -> Outcome:
+    started = time.process_time()
+    verdicts = tuple(check_input(text) for text in texts)
+    return Outcome(verdicts, time.process_time() - started)
 
 
-def report_benign(name: str, texts: Sequence[str], show_misses: bool) -> None:
-    guard_hits = [flagged_by_injection(t) for t in texts]
-    whole = [check_input(t) for t in texts]
-    refused = [v for v in whole if not v.allowed]
-    print(f"{name} (must pass)")
-    print(f"  injection guard false pos.  {rate(sum(guard_hits), len(texts))}")
-    print(f"  check_input false pos.      {rate(len(refused), len(texts))}")
-    print(f"  refusals by guard           {dict(Counter(v.guard for v in refused))}")
-    if show_misses:
-        for text, verdict in zip(texts, whole, strict=True):
-            if not verdict.allowed:
-                print(f"    FP {verdict.guard} [{verdict.reason}] {text[:150]!r}")
+def report(name: str, texts: Sequence[str], attack: bool, show: bool) -> None:
+    outcome = measure(texts)
+    n = len(texts)
+    passed = n - outcome.refused - outcome.hardened
+    speed = n / outcome.seconds if outcome.seconds else 0.0
+    if attack:
+        rate = f"caught {100 * (outcome.refused + outcome.hardened) / n:6.2f}%"
+    else:
+        refused, hardened = 100 * outcome.refused / n, 100 * outcome.hardened / n
+        rate = f"refused {refused:5.2f}%  hardened {hardened:5.2f}%"
+    print(
+        f"{name:<38} n={n:<5} refused={outcome.refused:<5} hardened={outcome.hardened:<5}"
+        f" passed={passed:<5} {rate}  {speed:,.0f} checks/s"
+    )
+    guards = Counter(v.guard for v in outcome.verdicts if not v.allowed)
+    if guards:
+        print(f"{'':<38} refused by {dict(guards)}")
+    if show:
+        for text, verdict in zip(texts, outcome.verdicts, strict=True):
+            missed = attack and verdict.allowed and not verdict.hardened
+            false = not attack and (not verdict.allowed or verdict.hardened)
+            if missed or false:
+                label = "MISS" if missed else ("FP-REFUSE" if not verdict.allowed else "FP-HARDEN")
+                print(f"    {label} [{verdict.reason}] {text[:160]!r}")
 
 
-def report_pii(
-    name: str,
-    rows: Sequence[tuple[str, int]],
-    detector: Callable[[str], Sequence[object]],
-    show_misses: bool,
-) -> None:
-    true_pos = false_pos = false_neg = exact = 0
-    for text, expected in rows:
-        found = len(detector(normalize(text).visible))
-        exact += found == expected
-        true_pos += bool(found) and bool(expected)
-        false_pos += bool(found) and not expected
-        false_neg += not found and bool(expected)
-        if show_misses and bool(found) != bool(expected):
-            print(f"    {'FP' if found else 'MISS'} {text!r}")
-    precision = true_pos / (true_pos + false_pos) if true_pos + false_pos else 1.0
-    recall = true_pos / (true_pos + false_neg) if true_pos + false_neg else 1.0
-    print(f"{name}: {len(rows)} lines")
-    print(f"  precision {100 * precision:6.2f}%   recall {100 * recall:6.2f}%", end="")
-    print(f"   match count equal to expected {rate(exact, len(rows))}")
+def report_pii(name: str, rows: Sequence[tuple[str, int]], guard: str, show: bool) -> None:
+    started = time.process_time()
+    verdicts = [check_input(text) for text, _ in rows]
+    seconds = time.process_time() - started
+    caught = [v.guard == guard for v in verdicts]
+    true_pos = sum(c and e > 0 for c, (_, e) in zip(caught, rows, strict=True))
+    false_pos = sum(c and e == 0 for c, (_, e) in zip(caught, rows, strict=True))
+    positives = sum(e > 0 for _, e in rows)
+    other = Counter(
+        v.guard
+        for v, (_, e) in zip(verdicts, rows, strict=True)
+        if not v.allowed and v.guard != guard
+    )
+    print(
+        f"{name:<38} n={len(rows):<5} caught {true_pos}/{positives}, near misses refused"
+        f" {false_pos}/{len(rows) - positives}, other guards {dict(other)},"
+        f" {len(rows) / seconds:,.0f} checks/s"
+    )
+    if show:
+        for (text, expected), verdict in zip(rows, verdicts, strict=True):
+            if (verdict.guard == guard) != (expected > 0):
+                print(f"    {'FP' if expected == 0 else 'MISS'} [{verdict.guard}] {text!r}")
 
 
-def report_throughput(texts: Sequence[str]) -> None:
-    rounds = 3
-    started = time.perf_counter()
+def report_long(texts: Sequence[str]) -> None:
+    """Throughput on messages of 4,000 characters (the message size limit)."""
+    long_benign = (" ".join(texts) * 2)[:4000]
+    rounds = 50
+    started = time.process_time()
     for _ in range(rounds):
-        for text in texts:
-            check_input(text)
-    elapsed = time.perf_counter() - started
-    checks = rounds * len(texts)
-    mean_chars = sum(map(len, texts)) / len(texts)
-    print(f"throughput: {checks / elapsed:,.0f} check_input calls/s over {checks} calls")
-    print(f"  (mean {mean_chars:.0f} chars, {1e6 * elapsed / checks:.0f} µs per call)")
+        check_input(long_benign)
+    seconds = time.process_time() - started
+    print(f"{'4,000-character messages':<38} {rounds / seconds:,.0f} checks/s")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -136,17 +160,25 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--show-misses", action="store_true")
     args = parser.parse_args(argv)
     corpora: Path = args.corpora
-    injections = read_lines(corpora / "injection_dev.txt")
-    benign = read_lines(corpora / "benign_questions.txt")
-    hard = read_lines(corpora / "benign_hard.txt")
-    report_injection(injections, args.show_misses)
-    report_benign("benign_questions.txt", benign, args.show_misses)
-    report_benign("benign_hard.txt", hard, args.show_misses)
-    report_pii(
-        "pii_cards.tsv", read_tsv(corpora / "pii_cards.tsv"), find_payment_cards, args.show_misses
-    )
-    report_pii("pii_ibans.tsv", read_tsv(corpora / "pii_ibans.tsv"), find_ibans, args.show_misses)
-    report_throughput([*injections, *benign, *hard])
+    show: bool = args.show_misses
+    sets = {
+        "injection_dev.txt": (read_lines(corpora / "injection_dev.txt"), True),
+        "benign_questions.txt": (read_lines(corpora / "benign_questions.txt"), False),
+        "benign_hard.txt": (read_lines(corpora / "benign_hard.txt"), False),
+    }
+    for name, (texts, attack) in sets.items():
+        report(name, texts, attack, show)
+    for name, (texts, attack) in sets.items():
+        unseen = [t for t in texts if not in_training_half(t)]
+        report(f"{name} (unseen half)", unseen, attack, show=False)
+    holdout = read_examples(HOLDOUT)
+    report("guard_holdout.tsv attacks", [text for _, _, text in holdout.attacks], True, show)
+    report("guard_holdout.tsv benign", [text for _, text in holdout.benign], False, show)
+    report_pii("pii_cards.tsv", read_tsv(corpora / "pii_cards.tsv"), GUARD_PAYMENT_CARD, show)
+    report_pii("pii_ibans.tsv", read_tsv(corpora / "pii_ibans.tsv"), GUARD_IBAN, show)
+    everything = [text for texts, _ in sets.values() for text in texts]
+    report("all corpus texts", everything, attack=False, show=False)
+    report_long(sets["benign_questions.txt"][0])
 
 
 if __name__ == "__main__":

@@ -230,7 +230,9 @@ def run() -> None:
 
 @app.command("eval")
 def eval_suites(
-    suite: Annotated[str, typer.Option(help="tool_selection, task_completion or all.")] = "all",
+    suite: Annotated[
+        str, typer.Option(help="tool_selection, task_completion, guards or all.")
+    ] = "all",
 ) -> None:
     """Run the evaluation suites against the configured model; exit 1 if a gate fails."""
     from evals.runner import (  # noqa: PLC0415 - only this command needs the suites

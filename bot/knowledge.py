@@ -17,7 +17,7 @@ from bot.events import ChatRef, Identity
 from bot.people import LOCAL_PLATFORM, People
 from bot.replies import Message, ScopeQuestion, bold, rich
 from bot.sources import IncomingSource, PendingChoices, Source, saved_message, too_big
-from graphs.guards import check_sensitive
+from graphs.guards.doors import Door, check_door_text
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
 from graphs.ingest.graph import IngestGraph, ingest
@@ -25,6 +25,7 @@ from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage, Retriever
 from storage.documents import DocumentRecord, DocumentRepository
 from storage.ids import DocumentId, UserId
+from storage.incidents import IncidentRepository
 from storage.users import Role, User
 
 __all__ = ["Knowledge", "ProgressSink"]
@@ -50,7 +51,9 @@ class Knowledge:
         ingest_context: IngestContext,
         actions: ApprovedActions,
         pending: PendingChoices,
+        incidents: IncidentRepository,
     ) -> None:
+        self._incidents = incidents
         self._people = people
         self._documents = documents
         self._retriever = retriever
@@ -154,14 +157,13 @@ class Knowledge:
         """Save a chat source (with the file's bytes the edge downloaded); the final status
         the person reads, a refusal included."""
         if data is not None:
-            refusal = too_big(len(data), min(download_limit or len(data), self.max_file_bytes))
-            if refusal is not None:
-                return Message(rich(refusal))
-        if incoming.text is not None:  # a note or a forwarded message: payment data never kept
-            verdict = check_sensitive(incoming.text)
-            if not verdict.allowed:
-                logger.info("A chat source was not saved: %s", verdict.guard)
-                return Message(rich(f"🚫 {verdict.user_message}"))
+            too_large = too_big(len(data), min(download_limit or len(data), self.max_file_bytes))
+            if too_large is not None:
+                return Message(rich(too_large))
+        if incoming.text is not None and incoming.door is not None:
+            refused = await self._check_door(identity, incoming.text, incoming.door)
+            if refused is not None:
+                return refused
         try:
             result = await self.ingest(
                 identity, incoming.with_data(data), shared=shared, on_progress=on_progress
@@ -169,6 +171,25 @@ class Knowledge:
         except IngestRefusedError as exc:
             return Message(rich(f"🚫 {exc}"))
         return saved_message(result, shared=shared)
+
+    async def _check_door(self, identity: Identity, text: str, door: Door) -> Message | None:
+        """A note or a forwarded message: payment data is refused and kept nowhere; text that
+        reads like instructions to an AI is saved (its chunks carry the score) but recorded."""
+        verdict = check_door_text(text, door)
+        if verdict.allowed and not verdict.hardened:
+            return None
+        user = await self._people.find(identity)
+        await self._incidents.record_guard(
+            guard=verdict.guard or "guard",
+            reason=verdict.reason or "",
+            platform=identity.platform,
+            chat_id=identity.platform_user_id,
+            user_id=user.id if user is not None else None,
+        )
+        if verdict.allowed:
+            return None
+        logger.info("A %s was not saved: %s", door, verdict.guard)
+        return Message(rich(f"🚫 {verdict.user_message}"))
 
     async def search(
         self, identity: Identity, query: str, *, limit: int = 8, private: bool = True

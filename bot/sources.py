@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.replies import Message, Rich, bold, rich
+from graphs.guards.doors import Door
 from graphs.ingest.state import IngestOutcome, IngestResult
 
 __all__ = [
@@ -56,6 +57,8 @@ class IncomingSource:
     url: str | None = None
     text: str | None = None
     title: str | None = None
+    # How text came in ("note", "forwarded"): checked by the guards for that door.
+    door: Door | None = None
 
     @property
     def label(self) -> str:
@@ -76,7 +79,9 @@ def is_link(text: str) -> bool:
 
 def note(text: str) -> IncomingSource:
     """A note typed as text (`/note`, `/share TEXT`)."""
-    return IncomingSource(text=text.strip(), title=" ".join(text.split())[:NOTE_TITLE_CHARS])
+    return IncomingSource(
+        text=text.strip(), title=" ".join(text.split())[:NOTE_TITLE_CHARS], door="note"
+    )
 
 
 def forwarded(origin: str, when: datetime, text: str) -> IncomingSource:
@@ -84,6 +89,7 @@ def forwarded(origin: str, when: datetime, text: str) -> IncomingSource:
     return IncomingSource(
         text=f"Forwarded from {origin} ({when:%Y-%m-%d %H:%M} UTC):\n\n{text}",
         title=f"Forwarded from {origin}: {text[:NOTE_TITLE_CHARS]}",
+        door="forwarded",
     )
 
 

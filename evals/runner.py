@@ -42,9 +42,9 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-SUITES: Final = ("tool_selection", "task_completion")
+SUITES: Final = ("tool_selection", "task_completion", "guards")
 #: The share of cases a suite must pass.
-GATES: Final = {"tool_selection": 0.95, "task_completion": 0.90}
+GATES: Final = {"tool_selection": 0.95, "task_completion": 0.90, "guards": 0.95}
 EVAL_PLATFORM = "eval"
 DEFAULT_OWNER = Identity("console", "owner", "Owner")
 

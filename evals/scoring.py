@@ -67,7 +67,8 @@ class Expectation(_Strict):
     """What must happen. Every field is optional; an empty expectation checks the rules only.
 
     `contains` items are facts the final answer must hold (case-insensitive); an item that
-    is a list is satisfied by any one of its alternatives.
+    is a list is satisfied by any one of its alternatives. `forbidden_refusals` are refusal
+    reasons that must not occur (an ordinary question is not refused as an injection).
     """
 
     first_tool: tuple[str, ...] = ()
@@ -75,6 +76,7 @@ class Expectation(_Strict):
     forbidden_tools: tuple[str, ...] = ()
     outcome: Literal["answered", "refused", "awaiting_approval"] | None = None
     refusal: tuple[str, ...] = ()
+    forbidden_refusals: tuple[str, ...] = ()
     no_model_call: bool = False
     contains: tuple[str | tuple[str, ...], ...] = ()
     not_contains: tuple[str, ...] = ()
@@ -214,6 +216,8 @@ def _outcome_problems(case: Case, seen: Observation) -> list[str]:
         elif ANY_REASON not in expect.refusal and not set(expect.refusal) & set(seen.refusals):
             got = ", ".join(seen.refusals) or "none"
             problems.append(f"refusal {got}, expected {' or '.join(expect.refusal)}")
+    if wrong := sorted(set(expect.forbidden_refusals) & set(seen.refusals)):
+        problems.append(f"refused by {', '.join(wrong)}")
     if expect.no_model_call and (seen.model_tokens or seen.streamed):
         problems.append(f"the model was called ({seen.model_tokens} tokens)")
     return problems

@@ -91,6 +91,8 @@ class NewChunk:
     heading_path: tuple[str, ...]
     token_count: int
     point_id: PointId
+    # How much the text reads like instructions to an AI (None: not scored).
+    injection_score: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +128,8 @@ class Passage:
     chunk_index: int
     text: str
     heading_path: tuple[str, ...]
+    # How much the text reads like instructions to an AI (None: not scored yet).
+    injection_score: float | None = None
 
 
 def _document(row: Row) -> DocumentRecord:
@@ -168,7 +172,7 @@ def _chunk(row: Row) -> ChunkRecord:
 
 _PASSAGE_COLUMNS = (
     "SELECT c.point_id, c.document_id, d.title, d.source_type, d.source_ref,"
-    " d.owner_id, c.chunk_index, c.text, c.heading_path"
+    " d.owner_id, c.chunk_index, c.text, c.heading_path, c.injection_score"
     " FROM chunks c JOIN documents d ON d.id = c.document_id"
 )
 
@@ -184,6 +188,7 @@ def _passage(row: Row) -> Passage:
         chunk_index=row["chunk_index"],
         text=row["text"],
         heading_path=tuple(json.loads(row["heading_path"])),
+        injection_score=row["injection_score"],
     )
 
 
@@ -274,9 +279,11 @@ class DocumentRepository:
                 removed = []
             await tx.executemany(
                 "INSERT INTO chunks (document_id, chunk_index, text, hash, heading_path,"
-                " token_count, point_id, vector_status) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending')"
+                " token_count, point_id, vector_status, injection_score)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)"
                 " ON CONFLICT (document_id, hash) DO UPDATE SET chunk_index = excluded.chunk_index,"
-                " heading_path = excluded.heading_path",
+                " heading_path = excluded.heading_path,"
+                " injection_score = COALESCE(excluded.injection_score, chunks.injection_score)",
                 [
                     (
                         document.id,
@@ -286,6 +293,7 @@ class DocumentRepository:
                         json.dumps(list(chunk.heading_path)),
                         chunk.token_count,
                         chunk.point_id,
+                        chunk.injection_score,
                     )
                     for chunk in chunks
                 ],
@@ -412,6 +420,23 @@ class DocumentRepository:
             (collection.value,),
         )
         return {PointId(row[0]) for row in rows}
+
+    async def unscored_chunks(self, limit: int) -> list[tuple[PointId, str]]:
+        """Up to `limit` chunks whose injection score is not known yet: (point id, text)."""
+        rows = await self._db.fetch_all(
+            "SELECT point_id, text FROM chunks WHERE injection_score IS NULL"
+            " ORDER BY document_id, chunk_index LIMIT ?",
+            (limit,),
+        )
+        return [(PointId(row["point_id"]), row["text"]) for row in rows]
+
+    async def set_injection_scores(self, scores: Sequence[tuple[PointId, float]]) -> None:
+        """Store computed injection scores, by point id."""
+        async with self._db.transaction() as tx:
+            await tx.executemany(
+                "UPDATE chunks SET injection_score = ? WHERE point_id = ?",
+                [(score, point_id) for point_id, score in scores],
+            )
 
     async def passages(self, point_ids: Sequence[PointId]) -> dict[PointId, Passage]:
         """Hydrate search hits: the chunk text and its citable source, by point id."""

@@ -22,7 +22,12 @@ from storage.schema_core import (
     create_telegram_updates,
     create_watched_sources,
 )
-from storage.schema_edges import add_chat_threads, create_attempts, create_processed_events
+from storage.schema_edges import (
+    add_chat_threads,
+    add_chunk_injection_score,
+    create_attempts,
+    create_processed_events,
+)
 
 __all__ = ["MIGRATIONS", "Migration", "apply_migrations", "schema_version"]
 
@@ -65,6 +70,11 @@ MIGRATIONS: Sequence[Migration] = (
         add_chat_threads,
     ),
     Migration(10, "attempts: counted per key over a window (new, no backfill)", create_attempts),
+    Migration(
+        11,
+        "chunks.injection_score (NULL = not scored yet, scored by re-index and on read)",
+        add_chunk_injection_score,
+    ),
 )
 
 

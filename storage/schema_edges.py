@@ -1,6 +1,6 @@
-"""Schema steps 8 and on (the edge seam): one ledger of handled platform events, chat threads
-on approvals and digests, and counted attempts. Released steps are never edited; add new
-ones at the end."""
+"""Schema steps 8 and on: one ledger of handled platform events, chat threads on approvals
+and digests, counted attempts, injection scores on chunks. Released steps are never edited;
+add new ones at the end."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ import aiosqlite
 
 from storage.schema_core import execute_statements
 
-__all__ = ["add_chat_threads", "create_attempts", "create_processed_events"]
+__all__ = [
+    "add_chat_threads",
+    "add_chunk_injection_score",
+    "create_attempts",
+    "create_processed_events",
+]
 
 
 async def create_processed_events(db: aiosqlite.Connection) -> None:
@@ -62,5 +67,21 @@ async def create_attempts(db: aiosqlite.Connection) -> None:
             at TEXT NOT NULL
         );
         CREATE INDEX attempts_key_at ON attempts(key, at)
+        """,
+    )
+
+
+async def add_chunk_injection_score(db: aiosqlite.Connection) -> None:
+    """How much a chunk reads like instructions to an AI (graphs.guards: 1.0 would be refused
+    as a message, 0.5 hardened). Storage cannot run the scorer, so existing chunks are
+    backfilled with NULL, which means "not scored yet" to every reader: retrieval scores
+    such a chunk when it is shown, and the re-index job scores them all and writes the
+    scores back (graphs.ingest.repair). No chunk is hidden or treated as clean meanwhile."""
+    await execute_statements(
+        db,
+        """
+        ALTER TABLE chunks ADD COLUMN injection_score REAL;
+        UPDATE chunks SET injection_score = NULL;
+        CREATE INDEX chunks_unscored ON chunks(document_id) WHERE injection_score IS NULL
         """,
     )

@@ -12,6 +12,7 @@ from bot.app import Lore, open_lore
 from bot.events import Identity
 from graphs.agent.verify import NO_SOURCE
 from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, GUARD_PROMPT_INJECTION
+from graphs.llm.data_blocks import unwrap_data
 from storage.budget import BudgetLedger
 from storage.documents import DocumentRepository
 from storage.ids import DocumentId, TurnId, UserId
@@ -246,7 +247,9 @@ async def test_invariant_3_fail_closed_benign_security_questions_pass(
             assert len(fake_openai.requests) == number
             assert fake_openai.requests[-1].body["messages"][-1]["content"] == question
         incidents = await IncidentRepository(core.database).guard_incidents()
-    assert incidents == []
+    # None is refused; the learned scorer hardens one (see tests/test_guards.py:
+    # HARDENED_BENIGN), which is recorded but still answered.
+    assert [i.guard for i in incidents] == ["prompt_injection_hardened"]
 
 
 # -- invariant 5 ----------------------------------------------------------------------------
@@ -265,8 +268,11 @@ async def test_invariant_5_cite_or_refuse_drops_an_invented_citation(
             turn_id=TurnId(turn.done.turn_id)
         )
         logged = await TurnRepository(core.database).get(turn.done.turn_id)
-    [passage] = json.loads(tool_messages(fake_openai.requests[1])[0]["content"])["passages"]
+    [result] = tool_messages(fake_openai.requests[1])
+    assert result["content"].startswith("<<data from search_knowledge ")
+    [passage] = json.loads(unwrap_data(result["content"]))["passages"]
     assert passage["ref"] == 1
+    assert "warning" not in passage
     assert "8 am" in passage["text"]
     assert turn.done.outcome == "answered"
     assert turn.done.answer == "The office opens at 8 am [1]. It has a rooftop pool."

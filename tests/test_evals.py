@@ -80,6 +80,18 @@ def test_the_suites_hold_the_cases_they_promise() -> None:
     assert any(c.expect.refusal == ("any",) for c in tasks)
 
 
+def test_the_guard_suite_covers_every_family_in_every_language() -> None:
+    guards = load_suite("guards")
+    attacks = [c for c in guards if c.expect.refusal == ("prompt_injection",)]
+    pairs = {tuple(c.id.split("-")) for c in attacks}
+    families = {"override", "hijack", "transcript", "extraction", "persona", "authority"}
+    languages = {"en", "de", "fr", "es", "it", "pt", "ru", "zh", "ja"}
+    assert {(f, lang) for f in {*families, "indirect"} for lang in languages} <= pairs
+    assert all(c.expect.no_model_call for c in attacks)
+    benign = [c for c in guards if "prompt_injection" in c.expect.forbidden_refusals]
+    assert {c.id.removeprefix("benign-") for c in benign} >= languages
+
+
 def case(**fields: object) -> Case:
     return Case.model_validate({"id": "c", "message": "m", **fields})
 

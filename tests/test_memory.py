@@ -14,6 +14,7 @@ from bot.app import Lore, open_lore
 from bot.events import Identity
 from graphs.agent.state import TurnInput
 from graphs.agent.tools import TOOLS, ToolArgumentError, offered_tools, parse_arguments
+from graphs.llm.data_blocks import unwrap_data
 from graphs.llm.offline import OfflineModel
 from graphs.llm.offline_memory import Clarify, DaySpan, memory_request, today_from_prompt
 from graphs.llm.types import ChatMessage, Completion, ToolSpec
@@ -311,7 +312,7 @@ async def test_invariant_5_memory_citations_name_the_members_own_turns(
     assert parameters["properties"]["day_from"]["type"] == ["string", "null"]
     assert parameters["additionalProperties"] is False
     [result] = [m for m in fake_openai.requests[1].body["messages"] if m["role"] == "tool"]
-    [exchange] = json.loads(result["content"])["exchanges"]
+    [exchange] = json.loads(unwrap_data(result["content"]))["exchanges"]
     assert exchange["question"] == "Where can I park?"
     assert exchange["ref"] == 1
     assert [(c.ref, c.document_id) for c in cited.done.citations] == [(1, parking)]

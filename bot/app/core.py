@@ -247,6 +247,7 @@ async def open_lore(
                 ingest_context=context,
                 actions=actions,
                 pending=PendingChoices(),
+                incidents=incidents,
             ),
             forgetting=Forgetting(
                 people=people,

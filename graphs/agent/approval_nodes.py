@@ -13,9 +13,10 @@ from langgraph.types import interrupt
 from graphs.agent.context import AgentContext
 from graphs.agent.events import ApprovalPending
 from graphs.agent.nodes import Update, next_ref, run_tool, timed
-from graphs.agent.state import AgentState, TurnInput
+from graphs.agent.state import AgentState
 from graphs.agent.threads import thread_id_of
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
+from graphs.llm.data_blocks import as_data, data_key
 from graphs.llm.types import ChatMessage, ToolCall
 from storage.ids import ApprovalId, DocumentId
 
@@ -34,12 +35,12 @@ NOT_YOURS = "That is not one of your private documents."
 
 
 async def _refusal_before_asking(
-    ctx: AgentContext, turn: TurnInput, call: ToolCall, arguments: dict[str, str]
+    ctx: AgentContext, state: AgentState, call: ToolCall, arguments: dict[str, str]
 ) -> str | None:
     """Why the requester could not have made this request here (so no owner is asked and
     nothing of anyone else's is shown), or None."""
-    tool = TOOLS[call.name]
-    if tool not in offered_tools(turn):
+    turn = state["turn"]
+    if TOOLS[call.name] not in offered_tools(turn, hardened=state.get("hardened", False)):
         return NOT_HERE.format(name=call.name)
     if call.name == "share_to_knowledge":
         document = await ctx.documents.get(DocumentId(arguments["document_id"]))
@@ -81,7 +82,7 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
         arguments = parse_arguments(TOOLS[call.name], call.arguments)
     except ToolArgumentError as exc:
         return _not_asked(results, call, str(exc))
-    refusal = await _refusal_before_asking(ctx, turn, call, arguments)
+    refusal = await _refusal_before_asking(ctx, state, call, arguments)
     if refusal is not None:
         logger.info("High-risk call %s refused before asking an owner", call.name)
         return _not_asked(results, call, refusal)
@@ -133,7 +134,8 @@ async def await_approval(state: AgentState, runtime: Runtime[AgentContext]) -> U
         record = await ctx.approvals.get(approval_id)
         stored = record.result_json if record is not None and record.result_json else None
         result = ToolResult(json.loads(stored) if stored else {"status": "already_done"})
-    message = ChatMessage("tool", result.content(), tool_call_id=call.id, name=call.name)
+    content = as_data(call.name, result.content(), data_key(ctx.canary, state["turn"].turn_id))
+    message = ChatMessage("tool", content, tool_call_id=call.id, name=call.name)
     return {
         "messages": [message],
         "pending_calls": [],

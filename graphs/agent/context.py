@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
@@ -63,3 +64,6 @@ class AgentContext:
     clock: Callable[[], datetime]
     # Conversation memory (search_memory); without it the tool answers that memory is off.
     memory: MemoryRecall | None = None
+    # A random marker in the system prompt, new for every process: an answer that contains
+    # it has leaked the prompt and is refused at verify (see `graphs.agent.leaks`).
+    canary: str = field(default_factory=lambda: f"lore-canary-{secrets.token_hex(8)}")

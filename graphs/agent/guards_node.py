@@ -1,5 +1,7 @@
 """The checks `guard_input` makes before any model token: size, budget, rate, thread length,
-and the deterministic content guards. The first one that fires refuses the turn."""
+and the content guards. The first one that fires refuses the turn; a message the injection
+guard finds suspicious but not clearly an attack is flagged instead, and the turn runs
+hardened (no high-risk tools, no private or memory search, a stricter system prompt)."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from graphs.agent.state import TurnInput
 from graphs.guards import MESSAGES, check_input
 from storage.budget import BudgetUnavailableError
 
-__all__ = ["GuardRefusal", "first_refusal"]
+__all__ = ["GuardFlag", "GuardRefusal", "check_turn"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,15 +24,25 @@ class GuardRefusal:
     message: str
 
 
-async def first_refusal(
+@dataclass(frozen=True, slots=True)
+class GuardFlag:
+    """Not refused but suspicious: run the turn hardened. A stable code and a log-safe
+    detail (never the message), for the incident."""
+
+    reason: str
+    detail: str
+
+
+async def check_turn(
     ctx: AgentContext, turn: TurnInput, thread_turns: int, day: str
-) -> GuardRefusal | None:
-    """The first check that refuses this turn, or None (cheapest checks first)."""
-    for check in (_too_long, _budget, _rate, _thread, _content):
+) -> GuardRefusal | GuardFlag | None:
+    """The first check that refuses this turn (cheapest checks first); else a flag when the
+    content guards want the turn hardened; else None."""
+    for check in (_too_long, _budget, _rate, _thread):
         refusal = await check(ctx, turn, thread_turns, day)
         if refusal is not None:
             return refusal
-    return None
+    return _content(turn)
 
 
 async def _too_long(
@@ -97,9 +109,7 @@ async def _thread(
     )
 
 
-async def _content(
-    _ctx: AgentContext, turn: TurnInput, _thread_turns: int, _day: str
-) -> GuardRefusal | None:
+def _content(turn: TurnInput) -> GuardRefusal | GuardFlag | None:
     if turn.withheld_guard is not None:
         return GuardRefusal(
             turn.withheld_guard,
@@ -107,6 +117,8 @@ async def _content(
             MESSAGES.get(turn.withheld_guard, "I can't take that message."),
         )
     verdict = check_input(turn.text)
+    if verdict.allowed and verdict.hardened:
+        return GuardFlag(f"{verdict.guard}_hardened", verdict.reason or "")
     if verdict.allowed:
         return None
     return GuardRefusal(

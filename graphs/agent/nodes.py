@@ -15,11 +15,12 @@ from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta, ToolStatus
-from graphs.agent.guards_node import first_refusal
+from graphs.agent.guards_node import GuardFlag, check_turn
 from graphs.agent.prompts import system_prompt
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
 from graphs.agent.verify import finish_turn
+from graphs.llm.data_blocks import as_data, data_key
 from graphs.llm.metered import BudgetRefusedError, metered_call
 from graphs.llm.types import ChatMessage, ProviderStreamError, ProviderUnavailableError, ToolCall
 from storage.turns import TurnOutcome
@@ -86,6 +87,7 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
     ctx, turn = runtime.context, state["turn"]
     fresh: Update = {
         "refusal": None,
+        "hardened": False,
         "error": None,
         "tool_rounds": 0,
         "passages": {},
@@ -98,18 +100,24 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
         "node_ms": {},
     }
     turns = state.get("thread_turns", 0)
-    refusal = await first_refusal(ctx, turn, turns, budget_day(ctx))
-    if refusal is not None:
+    outcome = await check_turn(ctx, turn, turns, budget_day(ctx))
+    if outcome is not None:
         await ctx.incidents.record_guard(
-            guard=refusal.reason,
-            reason=refusal.detail,
+            guard=outcome.reason,
+            reason=outcome.detail,
             platform=turn.platform,
             chat_id=turn.chat_id,
             user_id=turn.user_id,
             now=ctx.clock(),
         )
-        return {**fresh, "refusal": Refusal(refusal.reason, refusal.message)}
-    return {**fresh, "messages": [ChatMessage("user", turn.text)], "thread_turns": turns + 1}
+    if outcome is not None and not isinstance(outcome, GuardFlag):
+        return {**fresh, "refusal": Refusal(outcome.reason, outcome.message)}
+    return {
+        **fresh,
+        "hardened": isinstance(outcome, GuardFlag),
+        "messages": [ChatMessage("user", turn.text)],
+        "thread_turns": turns + 1,
+    }
 
 
 def route_after_guard(state: AgentState) -> Literal["refuse", "generate"]:
@@ -140,7 +148,8 @@ BUDGET_REFUSALS = {"budget_spent": BUDGET_SPENT, "budget_unavailable": BUDGET_UN
 async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     """Call the model once, streaming its text; the call is booked by `metered_call`."""
     ctx, turn = runtime.context, state["turn"]
-    tools = offered_tools(turn)
+    hardened = state.get("hardened", False)
+    tools = offered_tools(turn, hardened=hardened)
     choice: Literal["auto", "none"] = (
         "none" if state.get("tool_rounds", 0) >= ctx.limits.max_tool_rounds else "auto"
     )
@@ -152,6 +161,8 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
         role=turn.role,
         pinned=pinned,
         pinned_token_budget=ctx.limits.pinned_token_budget,
+        canary=ctx.canary,
+        hardened=hardened,
     )
     messages = [ChatMessage("system", system), *_history(state["messages"], 6)]
 
@@ -215,7 +226,10 @@ def route_after_generate(
     calls = state.get("pending_calls", [])
     if state.get("error") or not calls:
         return "verify"
-    if any(TOOLS.get(call.name) is not None and TOOLS[call.name].high_risk for call in calls):
+    # Only an offered tool can ask for approval: a call for one that is not offered here (a
+    # hardened turn offers none) runs as "no such tool" instead of reaching the owner.
+    offered = offered_tools(state["turn"], hardened=state.get("hardened", False))
+    if any(tool.high_risk and tool.name in {call.name for call in calls} for tool in offered):
         return "request_approval"
     return "execute_tools"
 
@@ -229,7 +243,7 @@ async def run_tool(
 ) -> ToolResult:
     turn = state["turn"]
     tool = TOOLS.get(call.name)
-    if tool is None or tool not in offered_tools(turn):
+    if tool is None or tool not in offered_tools(turn, hardened=state.get("hardened", False)):
         return ToolResult({"error": f"There is no tool called {call.name!r} here."})
     try:
         arguments = parse_arguments(tool, call.arguments)
@@ -248,6 +262,7 @@ async def run_tool(
 async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     """Run the low-risk tools the model asked for; number the sources they return."""
     ctx = runtime.context
+    key = data_key(ctx.canary, state["turn"].turn_id)
     passages = dict(state.get("passages", {}))
     results: list[ChatMessage] = []
     used = list(state.get("tools_used", []))
@@ -256,7 +271,8 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
         runtime.stream_writer(ToolStatus(call.name, tool.status if tool else "Working..."))
         result = await run_tool(ctx, state, call, next_ref(passages))
         passages.update({ref.ref: ref for ref in result.passages})
-        results.append(ChatMessage("tool", result.content(), tool_call_id=call.id, name=call.name))
+        content = as_data(call.name, result.content(), key)
+        results.append(ChatMessage("tool", content, tool_call_id=call.id, name=call.name))
         used.append(call.name)
     return {
         "messages": results,

@@ -113,6 +113,8 @@ class AgentState(TypedDict, total=False):
     turn: TurnInput
     resume_from_approval: bool
     refusal: Refusal | None
+    # The guard found the message suspicious: fewer tools, a stricter prompt (guards_node).
+    hardened: bool
     error: str | None
     tool_rounds: int
     passages: dict[int, PassageRef]

@@ -17,6 +17,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from graphs.agent.context import AgentContext
+from graphs.agent.passage_warnings import passage_risks, warning_field
 from graphs.agent.state import PassageRef, TurnInput
 from graphs.llm.types import ToolSpec
 from graphs.memory_recall import RecalledExchange
@@ -24,6 +25,7 @@ from graphs.retrieval import RetrievedPassage
 from storage.ids import DocumentId
 
 __all__ = [
+    "HARDENED_TOOLS",
     "TOOLS",
     "AgentTool",
     "ToolArgument",
@@ -34,6 +36,7 @@ __all__ = [
 ]
 
 MAX_ARGUMENT_CHARS = 2000
+
 ENTRY_CHARS = 4000
 MEMORY_ANSWER_CHARS = 1200
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -146,10 +149,11 @@ def _day(text: str | None) -> date | None:
         return None
 
 
-def _passages(hits: list[RetrievedPassage], first_ref: int) -> ToolResult:
+async def _passages(hits: list[RetrievedPassage], first_ref: int) -> ToolResult:
     refs: list[PassageRef] = []
     rows: list[dict[str, Any]] = []
-    for offset, hit in enumerate(hits):
+    risks = await passage_risks([(h.passage.text, h.passage.injection_score) for h in hits])
+    for offset, (hit, risk) in enumerate(zip(hits, risks, strict=True)):
         passage = hit.passage
         ref = PassageRef(
             first_ref + offset,
@@ -169,6 +173,7 @@ def _passages(hits: list[RetrievedPassage], first_ref: int) -> ToolResult:
                 "text": passage.text,
                 "relevance": round(hit.relevance, 3),
                 "private": hit.private,
+                **warning_field(risk),
             }
         )
     return ToolResult({"passages": rows}, tuple(refs))
@@ -178,7 +183,7 @@ async def _search_knowledge(
     ctx: AgentContext, _turn: TurnInput, args: Mapping[str, str], first_ref: int
 ) -> ToolResult:
     hits = await ctx.retriever.search(args["query"], user_id=None, limit=ctx.limits.search_limit)
-    return _passages(hits, first_ref)
+    return await _passages(hits, first_ref)
 
 
 async def _search_private(
@@ -192,7 +197,7 @@ async def _search_private(
         include_shared=False,
         limit=ctx.limits.search_limit,
     )
-    return _passages(hits, first_ref)
+    return await _passages(hits, first_ref)
 
 
 async def _get_entry(
@@ -205,6 +210,7 @@ async def _get_entry(
     if document is None or not visible:
         return ToolResult({"error": "There is no such document you can read."})
     text = await ctx.documents.document_text(document.id)
+    [risk] = await passage_risks([(text[:ENTRY_CHARS], None)])
     ref = PassageRef(
         first_ref, document.id, document.title, document.source_ref, document.owner_id is not None
     )
@@ -216,6 +222,7 @@ async def _get_entry(
             "source": document.source_ref,
             "text": text[:ENTRY_CHARS],
             "truncated": len(text) > ENTRY_CHARS,
+            **warning_field(risk),
         }
     }
     return ToolResult(payload, (ref,))
@@ -370,6 +377,15 @@ TOOLS: Mapping[str, AgentTool] = {
 }
 
 
-def offered_tools(turn: TurnInput) -> list[AgentTool]:
-    """The tools this chat may use: no private tools in group chats."""
-    return [tool for tool in TOOLS.values() if not (tool.private_only and turn.is_group)]
+HARDENED_TOOLS = frozenset({"search_knowledge"})
+
+
+def offered_tools(turn: TurnInput, *, hardened: bool = False) -> list[AgentTool]:
+    """The tools this chat may use: no private tools in group chats; in a hardened turn only
+    the shared-knowledge tools (no private or memory search, nothing high-risk)."""
+    return [
+        tool
+        for tool in TOOLS.values()
+        if not (tool.private_only and turn.is_group)
+        and (not hardened or tool.name in HARDENED_TOOLS)
+    ]

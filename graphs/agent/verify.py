@@ -1,6 +1,7 @@
-"""The end of every turn: keep only citations that name stored documents (invariant 5), turn an
-unsupported answer into a refusal, record unanswered questions and grounding risks, book the
-turn in `turn_log`, and stream the final events.
+"""The end of every turn: refuse an answer that leaks the system prompt or the tool definitions,
+keep only citations that name stored documents (invariant 5), turn an unsupported answer into
+a refusal, record unanswered questions and grounding risks, book the turn in `turn_log`, and
+stream the final events.
 
 A search_memory result cites a past turn, not a document: such a citation is kept only if
 its number came from search_memory in this turn and that turn is still in `turn_log` and
@@ -18,14 +19,16 @@ from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
+from graphs.agent.leaks import leak_reason
 from graphs.agent.links import defang_untrusted, turn_texts
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.threads import thread_id_of
+from graphs.agent.tools import TOOLS
 from storage.ids import DocumentId, TurnId
 from storage.incidents import CitationEventKind
 from storage.turns import TurnOutcome, TurnRecord
 
-__all__ = ["NO_SOURCE", "cited_refs", "finish_turn", "log_turn"]
+__all__ = ["NO_SOURCE", "PROMPT_LEAK", "cited_refs", "finish_turn", "log_turn"]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 MEMORY_TOOL = "search_memory"
@@ -35,6 +38,9 @@ NO_SOURCE = (
 )
 NO_MEMORY = "I couldn't find that in our past conversations, so I won't guess."
 GROUNDING_RISK_CHARS = 300
+PROMPT_LEAK = Refusal(
+    "prompt_leak", "I can't share details of how I'm set up. Please ask about the knowledge base."
+)
 
 
 def cited_refs(answer: str) -> list[int]:
@@ -177,6 +183,17 @@ async def finish_turn(
         runtime.stream_writer(TurnError(answer))
     elif state.get("finish_reason") == "awaiting_approval":
         answer, final = state.get("answer", ""), TurnOutcome.AWAITING_APPROVAL
+    elif (leak := leak_reason(state.get("answer", ""), ctx.canary, TOOLS)) is not None:
+        await ctx.incidents.record_guard(
+            guard=PROMPT_LEAK.reason,
+            reason=leak,
+            platform=turn.platform,
+            chat_id=turn.chat_id,
+            user_id=turn.user_id,
+            now=ctx.clock(),
+        )
+        runtime.stream_writer(RefusalEvent(PROMPT_LEAK.reason, PROMPT_LEAK.message))
+        answer, final = PROMPT_LEAK.message, TurnOutcome.REFUSED
     else:
         answer, citations, unanswered = await _judge(ctx, state, state.get("answer", ""))
         final = TurnOutcome.REFUSED if unanswered else TurnOutcome.ANSWERED

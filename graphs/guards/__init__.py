@@ -1,13 +1,19 @@
-"""Deterministic input guards: cards, IBANs, prompt injection and off-topic requests.
+"""Input guards: cards, IBANs, prompt injection (phrase rules and a small learned scorer) and
+off-topic requests.
 
-Pure, synchronous and model-free; `check_input` is the one call the agent graph needs,
-the detectors are exported for tests and benchmarks.
+Pure and synchronous (numpy only, weights shipped with the package); `check_input` is the
+one call the agent graph needs, `check_door_text` the one for text that enters by
+other doors (forwarded messages, /note, captions), `injection_risks` the one for ingested
+chunks. The detectors are exported for tests and benchmarks.
 """
 
+from graphs.guards.doors import Door, check_door_text
 from graphs.guards.injection import (
+    FLAG_THRESHOLD,
     INJECTION_THRESHOLD,
     InjectionAssessment,
     assess_injection,
+    injection_risks,
     injection_score,
 )
 from graphs.guards.input_guard import MESSAGES, check_input, check_sensitive
@@ -32,6 +38,7 @@ from graphs.guards.verdict import (
 
 __all__ = [
     "ALLOWED",
+    "FLAG_THRESHOLD",
     "GUARD_IBAN",
     "GUARD_OFF_TOPIC",
     "GUARD_PAYMENT_CARD",
@@ -39,16 +46,19 @@ __all__ = [
     "INJECTION_THRESHOLD",
     "MESSAGES",
     "CardMatch",
+    "Door",
     "GuardVerdict",
     "IbanMatch",
     "InjectionAssessment",
     "NormalizedText",
     "assess_injection",
+    "check_door_text",
     "check_input",
     "check_sensitive",
     "find_ibans",
     "find_payment_cards",
     "iban_is_valid",
+    "injection_risks",
     "injection_score",
     "luhn_is_valid",
     "normalize",

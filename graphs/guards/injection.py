@@ -23,16 +23,43 @@ remain the real boundary.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Literal
 
+from graphs.guards.classifier import load_model
+from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
+from graphs.guards.european_rules import EUROPEAN_RULES
 from graphs.guards.exfiltration_rules import EXTRACTION_RULES, FLOODING_RULE
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, Rule
+from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.normalize import NormalizedText, normalize
 
-__all__ = ["INJECTION_THRESHOLD", "InjectionAssessment", "assess_injection", "injection_score"]
+__all__ = [
+    "FLAG_THRESHOLD",
+    "INJECTION_THRESHOLD",
+    "InjectionAssessment",
+    "Level",
+    "assess_injection",
+    "injection_risks",
+    "injection_score",
+]
 
 INJECTION_THRESHOLD: Final = 1.0
+FLAG_THRESHOLD: Final = 0.7
+_MAX_MODEL_VIEWS: Final = 4
+# Views longer than this are matched only near each rule's prefilter words, `_REACH`
+# characters either side, so a 4,000-character message costs about what its hits cost.
+_LONG_VIEW: Final = 1200
+_REACH: Final = 450
+Level = Literal["pass", "harden", "refuse"]
+# One sentence that asks about something ("how do I stop prompt injection?"): like the
+# damped rules, the model alone hardens such a message only when it is nearly certain.
+_QUESTION: Final = re.compile(
+    r"(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain|describe"
+    r"|tell me about)\b[^.!?;:\n]{0,200}\?"
+)
+_QUESTION_FLAG_PROBABILITY: Final = 0.9
 _DAMPING: Final = 0.4
 _FLOOD_REPEATS: Final = 19
 
@@ -62,12 +89,15 @@ class _RuleIndex:
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self._rules = rules
         self._by_word: dict[str, list[int]] = {}
-        self._needles: list[tuple[str, int]] = []
+        self._ascii_needles: list[tuple[str, int]] = []
+        self._other_needles: list[tuple[str, int]] = []
         self._always: list[int] = []
         for index, rule in enumerate(rules):
             for word in rule.words:
                 self._by_word.setdefault(word, []).append(index)
-            self._needles += [(needle, index) for needle in rule.needles]
+            for needle in rule.needles:
+                kind = self._ascii_needles if needle.isascii() else self._other_needles
+                kind.append((needle, index))
             if not rule.words and not rule.needles:
                 self._always.append(index)
 
@@ -76,14 +106,18 @@ class _RuleIndex:
         found = set(self._always)
         for token in tokens & self._by_word.keys():
             found.update(self._by_word[token])
-        ascii_view = view.isascii()
-        for needle, index in self._needles:
-            if index not in found and (needle.isascii() or not ascii_view) and needle in view:
+        needles = (
+            self._ascii_needles if view.isascii() else self._ascii_needles + self._other_needles
+        )
+        for needle, index in needles:
+            if index not in found and needle in view:
                 found.add(index)
         return [self._rules[index] for index in sorted(found)]
 
 
-_INDEX: Final = _RuleIndex((*CONTROL_RULES, *EXTRACTION_RULES))
+_INDEX: Final = _RuleIndex(
+    (*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *EUROPEAN_RULES, *CYRILLIC_CJK_RULES)
+)
 _COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES)
 
 
@@ -100,24 +134,61 @@ _TYPO_INDEX: Final[dict[tuple[str, str, frozenset[str]], str]] = {
 
 @dataclass(frozen=True, slots=True)
 class InjectionAssessment:
-    """The injection score of a text and the names of the rules that contributed."""
+    """The rule score of a text, the rules that contributed, the learned model's
+    probability, and the resulting level: pass, harden or refuse."""
 
     score: float
     rules: tuple[str, ...]
+    probability: float = 0.0
+    level: Level = "pass"
 
     @property
     def is_injection(self) -> bool:
-        """Whether the score reaches the refusal threshold."""
-        return self.score >= INJECTION_THRESHOLD
+        """Whether the message is refused."""
+        return self.level == "refuse"
+
+    @property
+    def is_suspicious(self) -> bool:
+        """Whether the message is let through, but only into a hardened turn."""
+        return self.level == "harden"
+
+    @property
+    def risk(self) -> float:
+        """One number for storage (a chunk's injection score): 1.0 refuse, 0.5 harden,
+        below 0.5 the larger of the rule score and the probability, each scaled to its
+        flag threshold."""
+        if self.level == "refuse":
+            return 1.0
+        if self.level == "harden":
+            return 0.5
+        scaled = max(self.score / FLAG_THRESHOLD, self.probability / load_model().flag_probability)
+        return round(min(0.49, 0.5 * scaled), 2)
+
+    def describe(self) -> str:
+        """A log-safe reason: the score, the model's probability, the rules that fired."""
+        rules = ", ".join(self.rules) if self.rules else "no rule"
+        return f"score {self.score:.2f}, model {self.probability:.2f}: {rules}"
+
+
+def injection_risks(texts: Sequence[str]) -> list[float]:
+    """`InjectionAssessment.risk` of each text (stored per chunk at ingest; synchronous and
+    CPU-bound, so callers on the event loop run it in a thread)."""
+    return [assess_injection(text).risk for text in texts]
 
 
 def injection_score(text: str) -> float:
-    """The injection score of `text` (>= `INJECTION_THRESHOLD` means refuse)."""
+    """The rule score of `text` (>= `INJECTION_THRESHOLD` refuses on its own)."""
     return assess_injection(text).score
 
 
 def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
-    """Score `text` (raw, or already normalised) against every injection rule."""
+    """Score `text` (raw, or already normalised) with every rule and the learned model.
+
+    Refuse when the rules reach `INJECTION_THRESHOLD`, or when the model is confident
+    (its refuse threshold) and the rules reach `FLAG_THRESHOLD`. Harden when either the
+    rules reach `FLAG_THRESHOLD` or the model its flag threshold (0.9 at least for a
+    message that is one question asking about something). Otherwise pass.
+    """
     normalized = normalize(text) if isinstance(text, str) else text
     weights: dict[str, float] = {}
     if any(c.isalnum() for c in normalized.hidden_tag_text):
@@ -126,8 +197,26 @@ def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
         _score_view(view, _INDEX, weights)
         if _SPACED_LETTERS.search(view):
             _score_view(_NON_LETTERS.sub("", view), _COMPACT_INDEX, weights)
+    for view in normalized.cipher_texts():
+        _score_view(view, _INDEX, weights)
     fired = tuple(sorted(name for name, weight in weights.items() if weight > 0))
-    return InjectionAssessment(score=round(sum(weights.values()), 2), rules=fired)
+    score = round(sum(weights.values()), 2)
+    model = load_model()
+    model_views = (normalized.leet, normalized.unmarked, normalized.hidden_tag_text,
+                   *normalized.decoded)  # fmt: skip
+    probability = max(model.probability(view) for view in model_views[:_MAX_MODEL_VIEWS] if view)
+    flag_at = model.flag_probability
+    if _QUESTION.fullmatch(normalized.leet) is not None:
+        flag_at = max(flag_at, _QUESTION_FLAG_PROBABILITY)
+    if score >= INJECTION_THRESHOLD or (
+        probability >= model.refuse_probability and score >= FLAG_THRESHOLD
+    ):
+        level: Level = "refuse"
+    elif score >= FLAG_THRESHOLD or probability >= flag_at:
+        level = "harden"
+    else:
+        level = "pass"
+    return InjectionAssessment(score, fired, round(probability, 3), level)
 
 
 def _views(normalized: NormalizedText) -> list[str]:
@@ -142,21 +231,46 @@ def _score_view(view: str, index: _RuleIndex, weights: dict[str, float]) -> None
     rules = index.candidates(view, unique)
     if len(tokens) - len(unique) >= _FLOOD_REPEATS:
         rules.append(FLOODING_RULE)
+    long_view = len(view) > _LONG_VIEW
     for rule in rules:
         if weights.get(rule.name, 0.0) >= rule.weight:
             continue
-        weight = _rule_weight(rule, view)
+        weight = _rule_weight(rule, view, _spans(rule, view, unique) if long_view else None)
         if weight > weights.get(rule.name, 0.0):
             weights[rule.name] = weight
 
 
-def _rule_weight(rule: Rule, view: str) -> float:
-    """The rule's weight at its least damped match in `view`, or 0 if it does not match."""
+def _spans(rule: Rule, view: str, tokens: frozenset[str]) -> list[tuple[int, int]] | None:
+    """In a long view, the stretches within `_REACH` of the rule's prefilter words and
+    needles (found as substrings, a superset of the whole-word hits), merged; None means
+    scan the whole view."""
+    if not rule.words and not rule.needles:
+        return None
+    points: list[int] = []
+    for needle in [*(rule.words & tokens), *rule.needles]:
+        found = view.find(needle)
+        while found >= 0:
+            points.append(found)
+            found = view.find(needle, found + len(needle))
+    spans: list[tuple[int, int]] = []
+    for point in sorted(points):
+        start, end = max(0, point - _REACH), min(len(view), point + _REACH)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = None) -> float:
+    """The rule's weight at its least damped match in `view` (only inside `spans` when
+    given), or 0 if it does not match."""
     best = 0.0
-    for match in rule.pattern.finditer(view):
-        if not rule.dampened or not _asks_about(view, match.start()):
-            return rule.weight
-        best = rule.weight * _DAMPING
+    for start, end in spans if spans is not None else [(0, len(view))]:
+        for match in rule.pattern.finditer(view, start, end):
+            if not rule.dampened or not _asks_about(view, match.start()):
+                return rule.weight
+            best = rule.weight * _DAMPING
     return best
 
 

@@ -55,11 +55,13 @@ def make_rule(
 _IGNORE = (
     r"(?:ignore|ignoring|disregard|forget|overlook|bypass|override|abandon|discard|dismiss"
     r"|neglect|set aside|throw away|throw out|erase|stop following|do not follow"
-    r"|don'?t follow|no longer follow|pay no attention to|never ?mind)"
+    r"|don'?t follow|no longer follow|pay no attention to|never ?mind|discount|scrap|ditch|drop"
+    r"|put aside|cast aside|wipe|void|nullify|cancel|supersede|forget about|skip over|look past)"
 )
 _IGNORE_WORDS = (
     "ignore ignoring disregard forget overlook bypass override abandon discard dismiss neglect"
-    " aside throw erase follow attention never nevermind"
+    " aside throw erase follow attention never nevermind discount scrap ditch drop put cast wipe"
+    " void nullify cancel supersede skip look"
 )
 _FILLER = (
     r"(?:all|any|every|each|of|the|your|my|these|those|its|their|our|that|this|about|whatever"

@@ -1,11 +1,13 @@
 """Run every content guard over one incoming message and return the first refusal.
 
 `check_input` is what the agent graph's `guard_input` node calls before any model token
-is spent. It normalises the text once and runs the guards cheapest first: payment
-cards, IBANs, prompt injection, clearly off-topic requests. Card and IBAN numbers come
-first because such a message must not be stored whatever else it says. The verdict's
-`reason` names what fired (card brand and last four digits, IBAN country and last four,
-injection rule names and score, off-topic kind) and never the matched text.
+is spent. A message the injection guard finds suspicious but not clearly an attack is
+let through with a hardened verdict (`GuardVerdict.hardened`), so the turn runs with fewer
+powers instead of being refused. It normalises the text once and runs the guards cheapest
+first: payment cards, IBANs, prompt injection, clearly off-topic requests. Card and IBAN
+numbers come first because such a message must not be stored whatever else it says. The
+verdict's `reason` names what fired (card brand and last four digits, IBAN country and last
+four, injection rule names and score, off-topic kind) and never the matched text.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from graphs.guards.verdict import (
     GUARD_PAYMENT_CARD,
     GUARD_PROMPT_INJECTION,
     GuardVerdict,
+    flagged,
     refusal,
 )
 
@@ -48,13 +51,16 @@ MESSAGES: Final[dict[str, str]] = {
 
 
 def check_input(text: str) -> GuardVerdict:
-    """Run the content guards on `text`; the first refusal, or `ALLOWED`."""
+    """Run the content guards on `text`: the first refusal; else a hardened verdict when
+    the injection guard found the message suspicious; else `ALLOWED`."""
     normalized = normalize(text)
+    suspicious: GuardVerdict | None = None
     for guard in (_card_guard, _iban_guard, _injection_guard, _topic_guard):
         verdict = guard(normalized)
-        if verdict is not None:
+        if verdict is not None and not verdict.allowed:
             return verdict
-    return ALLOWED
+        suspicious = suspicious or verdict
+    return suspicious or ALLOWED
 
 
 def check_sensitive(text: str) -> GuardVerdict:
@@ -86,10 +92,13 @@ def _iban_guard(normalized: NormalizedText) -> GuardVerdict | None:
 
 def _injection_guard(normalized: NormalizedText) -> GuardVerdict | None:
     assessment = assess_injection(normalized)
-    if not assessment.is_injection:
-        return None
-    reason = f"score {assessment.score:.2f}: {', '.join(assessment.rules)}"
-    return refusal(GUARD_PROMPT_INJECTION, reason, MESSAGES[GUARD_PROMPT_INJECTION])
+    if assessment.is_injection:
+        return refusal(
+            GUARD_PROMPT_INJECTION, assessment.describe(), MESSAGES[GUARD_PROMPT_INJECTION]
+        )
+    if assessment.is_suspicious:
+        return flagged(GUARD_PROMPT_INJECTION, assessment.describe())
+    return None
 
 
 def _topic_guard(normalized: NormalizedText) -> GuardVerdict | None:

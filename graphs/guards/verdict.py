@@ -17,6 +17,7 @@ __all__ = [
     "GUARD_PAYMENT_CARD",
     "GUARD_PROMPT_INJECTION",
     "GuardVerdict",
+    "flagged",
     "refusal",
 ]
 
@@ -30,15 +31,18 @@ GUARD_OFF_TOPIC: Final = "off_topic"
 class GuardVerdict:
     """The outcome of the input guards for one message.
 
-    `allowed` is True when no guard fired; then the other fields are None. Otherwise
-    `guard` is a stable code (`GUARD_*`), `reason` a short log-safe explanation and
-    `user_message` the polite text to send back.
+    `allowed` is True when no guard refused; then `user_message` is None. A refusal has
+    `guard` (a stable `GUARD_*` code), `reason` (a short log-safe explanation) and
+    `user_message` (the polite text to send back). `hardened` is True when the message
+    is allowed but suspicious: `guard` and `reason` then say why, and the turn runs
+    hardened (see `graphs.agent.guards_node`). A clean message is `ALLOWED`.
     """
 
     allowed: bool
     guard: str | None
     reason: str | None
     user_message: str | None
+    hardened: bool = False
 
 
 ALLOWED: Final = GuardVerdict(allowed=True, guard=None, reason=None, user_message=None)
@@ -47,3 +51,8 @@ ALLOWED: Final = GuardVerdict(allowed=True, guard=None, reason=None, user_messag
 def refusal(guard: str, reason: str, user_message: str) -> GuardVerdict:
     """A verdict that refuses the message because `guard` fired."""
     return GuardVerdict(allowed=False, guard=guard, reason=reason, user_message=user_message)
+
+
+def flagged(guard: str, reason: str) -> GuardVerdict:
+    """A verdict that lets the message through but asks for a hardened turn."""
+    return GuardVerdict(allowed=True, guard=guard, reason=reason, user_message=None, hardened=True)

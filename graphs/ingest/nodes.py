@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from langgraph.runtime import Runtime
 
+from graphs.guards import injection_risks
 from graphs.ingest.chunking import chunk_text
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import (
@@ -239,7 +240,10 @@ async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         updated_at=now,
     )
     prepared = state["prepared"]
-    rows = [_new_chunk(document_id, p) for p in prepared]
+    # Flag only, never refuse: the score is stored, and a passage that reads like
+    # instructions to an AI is shown to the model with a warning (graphs.agent.tools).
+    scores = await asyncio.to_thread(injection_risks, [p.chunk.text for p in prepared])
+    rows = [_new_chunk(document_id, p, score) for p, score in zip(prepared, scores, strict=True)]
     try:
         removed = await context.documents.save(record, rows, replace=existing is not None)
     except DuplicateContentError:
@@ -272,7 +276,7 @@ async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     return {"result": result}
 
 
-def _new_chunk(document_id: DocumentId, prepared: PreparedChunk) -> NewChunk:
+def _new_chunk(document_id: DocumentId, prepared: PreparedChunk, score: float) -> NewChunk:
     piece = prepared.chunk
     return NewChunk(
         index=piece.index,
@@ -281,6 +285,7 @@ def _new_chunk(document_id: DocumentId, prepared: PreparedChunk) -> NewChunk:
         heading_path=piece.heading_path,
         token_count=piece.token_count,
         point_id=point_id(document_id, prepared.hash),
+        injection_score=score,
     )
 
 

@@ -1,16 +1,19 @@
 """The re-index job: finish what a crash or a failed vector write left undone (invariant 1).
 
-It re-embeds every chunk still `pending` and upserts it (point ids are deterministic,
+It scores chunks whose injection score is not known yet (stored before migration 8), re-embeds
+every chunk still `pending` and upserts it (point ids are deterministic,
 so a retry overwrites), removes points SQLite does not know, and removes original
 folders whose document never committed. Safe to run at any time, any number of times.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
 
+from graphs.guards import injection_risks
 from graphs.ingest.context import IngestContext
 from graphs.ingest.points import embedding_text, make_point
 from storage.documents import Collection
@@ -28,6 +31,7 @@ class RepairReport:
     reembedded_chunks: int
     removed_orphan_points: int
     removed_orphan_folders: int
+    scored_chunks: int = 0
 
 
 async def repair_index(
@@ -40,6 +44,7 @@ async def repair_index(
     process that holds the data store alone may pass 0.
     """
     reembedded = await _reembed_pending(context, batch_size)
+    scored = await _score_unscored(context, batch_size)
     orphans = 0
     for collection in Collection:
         # Qdrant first: a point written after this read is not judged; one read
@@ -51,14 +56,27 @@ async def repair_index(
             await context.index.delete_points(collection, stray)
             orphans += len(stray)
     folders = await _remove_orphan_folders(context, folder_min_age_seconds)
-    report = RepairReport(reembedded, orphans, folders)
+    report = RepairReport(reembedded, orphans, folders, scored)
     logger.info(
-        "Repair: %d chunks re-embedded, %d orphan points and %d orphan folders removed",
+        "Repair: %d chunks re-embedded, %d scored, %d orphan points and %d orphan folders removed",
         reembedded,
+        scored,
         orphans,
         folders,
     )
     return report
+
+
+async def _score_unscored(context: IngestContext, batch_size: int) -> int:
+    """Backfill injection scores of chunks stored before they were scored (migration 8)."""
+    done = 0
+    while batch := await context.documents.unscored_chunks(batch_size):
+        scores = await asyncio.to_thread(injection_risks, [text for _, text in batch])
+        await context.documents.set_injection_scores(
+            [(point, score) for (point, _), score in zip(batch, scores, strict=True)]
+        )
+        done += len(batch)
+    return done
 
 
 async def _reembed_pending(context: IngestContext, batch_size: int) -> int:

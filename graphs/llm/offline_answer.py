@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from graphs.llm.data_blocks import unwrap_data
 from graphs.llm.offline_quotes import Sentence, content_stems, join_quote, pick_sentences
 from graphs.llm.types import ChatMessage
 
@@ -178,7 +179,7 @@ def _error_text(payload: Mapping[str, Any] | None) -> str:
 
 def _json_object(content: str) -> dict[str, Any] | None:
     try:
-        payload = json.loads(content)
+        payload = json.loads(unwrap_data(content))
     except ValueError:
         return None
     return payload if isinstance(payload, dict) else None

@@ -1,0 +1,93 @@
+"""Recover text hidden in obvious encoded runs: base64, hex and groups of 8 binary digits.
+
+`decode_runs(text)` finds runs of >= 16 base64 characters, >= 8 hex bytes and >= 4 binary
+octets, decodes each, and keeps those that decode to mostly printable, word-like UTF-8,
+NFKC-normalised with whitespace collapsed. Decoding recurses once (base64 inside base64);
+the number of runs and their length are capped, so a hostile paste cannot make the guard
+slow.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import unicodedata
+from typing import Final
+
+__all__ = ["decode_runs"]
+
+_MAX_DECODED_RUNS: Final = 16
+_MAX_RUN_CHARS: Final = 65_536
+_MIN_PRINTABLE_RATIO: Final = 0.9
+_MIN_WORDLIKE_RATIO: Final = 0.6
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
+_BINARY_RUN = re.compile(r"(?<![01])(?:[01]{8} ?){4,}(?![01])")
+
+
+def decode_runs(text: str, depth: int = 2) -> tuple[str, ...]:
+    """Texts decoded from base64, hex and binary runs in `text` (capped, recursive)."""
+    return _decode_runs(text, depth)
+
+
+def _collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
+    """Texts decoded from base64, hex and binary runs in `text` (capped, recursive)."""
+    found: list[str] = []
+    for pattern, decoder in (
+        (_BASE64_RUN, _decode_base64),
+        (_HEX_RUN, _decode_hex),
+        (_BINARY_RUN, _decode_binary),
+    ):
+        for match in pattern.finditer(text):
+            if len(found) >= _MAX_DECODED_RUNS:
+                return tuple(found)
+            decoded = decoder(match.group()[:_MAX_RUN_CHARS])
+            if decoded is not None:
+                found.append(_collapse(unicodedata.normalize("NFKC", decoded)))
+    if depth > 1:
+        found += [inner for outer in list(found) for inner in _decode_runs(outer, depth - 1)]
+    return tuple(found[:_MAX_DECODED_RUNS])
+
+
+def _decode_base64(run: str) -> str | None:
+    body = run.rstrip("=")
+    if len(body) % 4 == 1:
+        return None
+    padded = body + "=" * (-len(body) % 4)
+    try:
+        raw = base64.b64decode(padded.replace("-", "+").replace("_", "/"), validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return _printable_text(raw)
+
+
+def _decode_hex(run: str) -> str | None:
+    digits = run.replace(" ", "").replace(":", "")
+    if len(digits) % 2:
+        return None
+    return _printable_text(bytes.fromhex(digits))
+
+
+def _decode_binary(run: str) -> str | None:
+    bits = run.replace(" ", "")
+    return _printable_text(int(bits, 2).to_bytes(len(bits) // 8, "big"))
+
+
+def _printable_text(raw: bytes) -> str | None:
+    """`raw` as UTF-8 if it decodes and is mostly printable text, else None."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if len(text) < 4:
+        return None
+    printable = sum(1 for c in text if c.isprintable() or c in "\n\r\t")
+    wordlike = sum(1 for c in text if c.isalnum() or c.isspace())
+    if printable < _MIN_PRINTABLE_RATIO * len(text) or wordlike < _MIN_WORDLIKE_RATIO * len(text):
+        return None
+    return text

@@ -1,0 +1,71 @@
+"""Find the characters a reader cannot see, from Unicode's own categories, not a hand list.
+
+`INVISIBLE` matches every format character (category Cf: zero-width space and joiners,
+bidi controls, U+061C, soft hyphen, BOM, invisible operators...), every control
+character except tab, line feed and carriage return (Cc), private-use and surrogate
+code points (Co, Cs), and the few default-ignorable characters Unicode files under
+other categories: variation selectors and the combining grapheme joiner (Mn with
+combining class 0 and "VARIATION SELECTOR" / "GRAPHEME JOINER" in their name), Hangul
+fillers (Lo "FILLER"). `BLANK` matches what renders as empty space without being a
+space: every separator (Zs, Zl, Zp) and the braille blank (U+2800). The classes are
+built once, at import, from `unicodedata` (about 0.2 s), so a new Unicode version in a
+new Python brings its new characters along.
+
+Tag characters (U+E0000-U+E007F) are format characters too; `normalize` reads the text
+they spell before this class removes them.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
+
+__all__ = ["BLANK", "INVISIBLE"]
+
+_REMOVED_CATEGORIES: Final = frozenset({"Cf", "Cc", "Co", "Cs"})
+_KEPT_CONTROLS: Final = frozenset({"\t", "\n", "\r"})
+_IGNORABLE_NAMES: Final = ("VARIATION SELECTOR", "GRAPHEME JOINER", "FILLER")
+
+
+def _is_invisible(char: str, category: str) -> bool:
+    if category in _REMOVED_CATEGORIES:
+        return char not in _KEPT_CONTROLS
+    if (category == "Mn" and unicodedata.combining(char) == 0) or category == "Lo":
+        name = unicodedata.name(char, "")
+        return any(part in name for part in _IGNORABLE_NAMES)
+    return False
+
+
+def _character_class(code_points: Iterable[int]) -> re.Pattern[str]:
+    """A regex class for the code points, written as ranges."""
+    points = sorted(code_points)
+    ranges: list[str] = []
+    start = previous = points[0]
+    for point in [*points[1:], -2]:
+        if point == previous + 1:
+            previous = point
+            continue
+        ranges.append(
+            re.escape(chr(start)) + ("-" + re.escape(chr(previous)) if previous > start else "")
+        )
+        start = previous = point
+    return re.compile("[" + "".join(ranges) + "]+")
+
+
+def _classes() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    invisible: list[int] = []
+    blank: list[int] = [0x2800]
+    for point in range(sys.maxunicode + 1):
+        char = chr(point)
+        category = unicodedata.category(char)
+        if category in {"Zs", "Zl", "Zp"}:
+            blank.append(point)
+        elif _is_invisible(char, category):
+            invisible.append(point)
+    return _character_class(invisible), _character_class(blank)
+
+
+INVISIBLE, BLANK = _classes()

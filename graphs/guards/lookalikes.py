@@ -1,0 +1,92 @@
+"""Map look-alike letters to the ASCII letters they imitate, from Unicode's confusables data.
+
+The table comes from `confusable_homoglyphs`, which ships Unicode's `confusables.txt`
+(UTS #39) as JSON inside its wheel; nothing is downloaded. A character is mapped when
+one of its listed homoglyphs is an ASCII letter or digit (lower case preferred, as the
+guards match casefolded text): Cyrillic and Greek look-alikes, small capitals
+(U+1D00...), Cherokee and Canadian syllabics letters, Latin letters with hooks and
+strokes, and so on. Characters that NFKC already maps (fullwidth, mathematical
+alphanumerics) are handled there.
+
+`fold_lookalikes` folds only inside words that are meant to be Latin: a word made of ASCII
+letters and look-alikes that holds an ASCII letter or no Cyrillic or Greek letter at all.
+Plain Russian or Greek words (no ASCII letter in them) stay as they are, so the rules
+written for those languages still match them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from functools import cache
+from importlib import resources
+from typing import Final
+
+__all__ = ["fold_lookalikes", "lookalike_table"]
+
+# A word holding at least one non-ASCII letter (only those can hold a look-alike).
+_WORD: Final = re.compile(r"[^\W\d_]*[^\W\d_\x00-\x7f][^\W\d_]*")
+_ASCII_LETTER: Final = re.compile("[a-zA-Z]")
+_NATIVE_LETTER: Final = re.compile("[\u0370-\u03ff\u0400-\u052f\u1c80-\u1c8f\u1f00-\u1fff]")
+_LATIN_NAME: Final = re.compile(r"LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])\b")
+
+
+@cache
+def lookalike_table() -> dict[str, str]:
+    """Non-ASCII character -> the ASCII letter or digit it looks like (lower case)."""
+    raw = resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+    data: dict[str, list[dict[str, str]]] = json.loads(raw)
+    graph = {char: [g["c"] for g in glyphs] for char, glyphs in data.items()}
+    table: dict[str, str] = {}
+    for char in graph:
+        if len(char) != 1 or char.isascii():
+            continue
+        target = _ascii_target(char, graph) or _named_letter(char)
+        if target is not None:
+            table[char] = target
+            folded = char.casefold()
+            if len(folded) == 1 and not folded.isascii():
+                table.setdefault(folded, target)
+    return table
+
+
+def _ascii_target(char: str, graph: dict[str, list[str]]) -> str | None:
+    """The ASCII letter or digit `char` is confusable with, directly, through its other
+    case, or through one intermediate look-alike; lower case preferred."""
+    seen = {char, char.upper(), char.lower()}
+    frontier = [*seen]
+    for _depth in range(2):
+        glyphs = [g for c in frontier for g in graph.get(c, ()) if len(g) == 1]
+        targets = sorted({g.lower() for g in glyphs if g.isascii() and g.isalnum()})
+        if targets:
+            return targets[0]
+        frontier = [g for g in glyphs if g not in seen]
+        seen.update(frontier)
+    return None
+
+
+def _named_letter(char: str) -> str | None:
+    """The base letter of a Latin letter variant, read from its Unicode name
+    ("LATIN LETTER SMALL CAPITAL N" -> "n")."""
+    match = _LATIN_NAME.match(unicodedata.name(char, ""))
+    return match.group(1).lower() if match else None
+
+
+def fold_lookalikes(text: str) -> str:
+    """`text` with look-alike letters replaced inside words meant to be Latin."""
+    if text.isascii():
+        return text
+    return _WORD.sub(_fold_word, text)
+
+
+def _fold_word(match: re.Match[str]) -> str:
+    word = match.group()
+    if _ASCII_LETTER.search(word) is None and _NATIVE_LETTER.search(word) is not None:
+        return word
+    return "".join(c if c.isascii() else _fold_char(c) for c in word)
+
+
+@cache
+def _fold_char(char: str) -> str:
+    return lookalike_table().get(char) or _named_letter(char) or char
