@@ -26,6 +26,7 @@ from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
 from graphs.ingest.context import IngestContext, IngestLimits
+from graphs.ingest.extract_pool import ExtractionLimits, ExtractionPool
 from graphs.ingest.graph import build_ingest_graph, ingest
 from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.ingest.url_fetch import FetchLimits, SafeFetcher
@@ -122,6 +123,7 @@ async def open_lore(
         )
         documents = DocumentRepository(database)
         originals = OriginalStore(settings.uploads_dir)
+        extractor = await stack.enter_async_context(ExtractionPool(_extraction_limits(settings)))
         context = IngestContext(
             documents=documents,
             originals=originals,
@@ -129,6 +131,7 @@ async def open_lore(
             embedder=embedder,
             lexical=lexical,
             fetcher=fetcher,
+            extractor=extractor,
             limits=IngestLimits(
                 max_file_bytes=settings.max_file_bytes,
                 max_decompressed_bytes=settings.max_decompressed_bytes,
@@ -265,6 +268,14 @@ async def open_lore(
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _extraction_limits(settings: Settings) -> ExtractionLimits:
+    return ExtractionLimits(
+        cpu_seconds=settings.extract_cpu_seconds,
+        memory_mb=settings.extract_memory_mb,
+        workers=settings.extract_workers,
+    )
 
 
 def _agent_limits(settings: Settings) -> AgentLimits:
