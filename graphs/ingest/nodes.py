@@ -190,7 +190,7 @@ def _mask_cards(
     """Mask card numbers in the text and title; then the original kept on disk is the
     masked text too (the file with the numbers is not kept), as Markdown or plain text."""
     text, title = mask_payment_cards(extracted.text), mask_payment_cards(extracted.title)
-    masked = text.cards + title.cards
+    masked = text.cards or title.cards  # a title taken from the text repeats its numbers
     if not masked:
         return extracted, raw, fmt, 0
     fmt = SourceFormat.MARKDOWN if extracted.is_markdown else SourceFormat.TEXT
