@@ -13,7 +13,13 @@ import logging
 import math
 from collections.abc import Callable
 
-from graphs.llm.pricing import ModelPrice, call_cost, estimate_tokens, worst_case_cost
+from graphs.llm.pricing import (
+    ModelPrice,
+    call_cost,
+    estimate_prompt_tokens,
+    estimate_tokens,
+    worst_case_cost,
+)
 from graphs.llm.types import (
     ChatMessage,
     ChatModel,
@@ -63,7 +69,7 @@ class DigestSummariser:
     async def summarise(self, name: str, digest: str) -> str:
         """The model's summary of `digest` for `name`, or `digest` itself when there is none."""
         messages = [ChatMessage("system", summary_prompt(name)), ChatMessage("user", digest)]
-        estimate = estimate_tokens("".join(m.content for m in messages))
+        estimate = estimate_prompt_tokens(messages)
         reservation = await self._reserve(estimate)
         if reservation is None:
             return digest

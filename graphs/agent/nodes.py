@@ -23,7 +23,12 @@ from graphs.agent.prompts import system_prompt
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage, chat_thread_id
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
 from graphs.agent.verify import finish_turn
-from graphs.llm.pricing import call_cost, estimate_tokens, worst_case_cost
+from graphs.llm.pricing import (
+    call_cost,
+    estimate_prompt_tokens,
+    estimate_tokens,
+    worst_case_cost,
+)
 from graphs.llm.types import (
     ChatMessage,
     Completion,
@@ -180,9 +185,7 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     )
     messages = [ChatMessage("system", system), *_history(state["messages"], 6)]
     specs = [tool.spec for tool in tools]
-    estimate = estimate_tokens(
-        "".join(m.content for m in messages) + json.dumps([s.parameters for s in specs])
-    )
+    estimate = estimate_prompt_tokens(messages, specs)
     reservation = await _reserve(ctx, estimate)
     if isinstance(reservation, Refusal):
         await ctx.incidents.record_guard(
