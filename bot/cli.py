@@ -21,6 +21,7 @@ from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
 from bot.ingest_requests import files_under
+from bot.log_redaction import configure_logging
 from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
 from graphs.ingest.state import IngestRequest, IngestResult
@@ -46,11 +47,7 @@ T = TypeVar("T")
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # httpx logs full URLs at INFO; URLs can carry tokens.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    configure_logging(settings.log_level, settings.log_level_third_party, settings.secret_values())
 
 
 def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
