@@ -34,6 +34,7 @@ from graphs.ingest.errors import (
     NotUtf8Error,
     UnsupportedSourceError,
 )
+from graphs.ingest.html_hidden import drop_hidden_elements
 
 __all__ = ["SUPPORTED_EXTENSIONS", "ExtractedText", "SourceFormat", "detect_format", "extract_text"]
 
@@ -236,12 +237,6 @@ _DROPPED_HTML_TAGS = (
     "script", "style", "noscript", "template", "nav", "header", "footer", "aside", "form",
     "svg", "iframe", "button", "select",
 )  # fmt: skip
-# Inline style declarations (spaces removed, lower case) that hide an element.
-_HIDING_STYLE = re.compile(
-    r"(?:display:none|visibility:(?:hidden|collapse)|font-size:0(?:\.0*)?(?:px|pt|em|rem|%)?"
-    r"|opacity:0(?:\.0*)?)(?:!important)?"
-)
-_NEVER_DROPPED = frozenset({"html", "head", "body"})
 _BLOCK_HTML_TAGS = (
     "p", "div", "li", "br", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "section",
     "article", "main", "pre", "blockquote", "dd", "dt", "table", "ul", "ol", "hr",
@@ -258,7 +253,7 @@ def _extract_html(data: bytes, filename: str | None, charset: str | None) -> Ext
     tree = trafilatura.load_html(source)
     if tree is None:
         raise EmptyDocumentError(_EMPTY_HTML)
-    _drop_hidden(tree)
+    drop_hidden_elements(tree)
     markdown = trafilatura.extract(  # tables kept; links, images and comments dropped
         tree, output_format="markdown", favor_precision=True, include_comments=False
     )
@@ -271,28 +266,6 @@ def _extract_html(data: bytes, filename: str | None, charset: str | None) -> Ext
     text = _clean(main if is_markdown else body, _EMPTY_HTML)
     title = _pick_title(titles, text, filename)
     return ExtractedText(title=title, text=text, is_markdown=is_markdown)
-
-
-def _drop_hidden(tree: Any) -> None:
-    """Remove hidden elements: the `hidden` attribute, `aria-hidden="true"`, and inline styles
-    `display:none`, `visibility:hidden`, `font-size:0` or `opacity:0`. Text a reader does not
-    see is a quiet channel for instructions injected into a page. (Hiding done by a style
-    sheet class is not seen here; the page body itself is never dropped.)"""
-    for element in list(tree.iter()):
-        tag = element.tag
-        if not isinstance(tag, str) or tag.lower() in _NEVER_DROPPED:
-            continue
-        if element.getparent() is not None and _is_hidden(element):
-            element.drop_tree()
-
-
-def _is_hidden(element: Any) -> bool:
-    if element.get("hidden") is not None:
-        return True
-    if (element.get("aria-hidden") or "").strip().lower() == "true":
-        return True
-    style = "".join((element.get("style") or "").lower().split())
-    return any(_HIDING_STYLE.fullmatch(rule) for rule in style.split(";"))
 
 
 def _html_body_text(tree: Any) -> str:
