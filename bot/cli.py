@@ -20,6 +20,7 @@ from bot.app.run import run_edges
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
 from bot.ingest_requests import files_under
+from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
 from bot.replies import plain_text
 from bot.service import Bot
@@ -44,11 +45,7 @@ Ingest = Callable[[Source], Awaitable[IngestResult]]
 
 
 def _configure_logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
-    # httpx logs full URLs at INFO; URLs can carry tokens.
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    configure_logging(settings.log_level, settings.log_level_third_party, settings.secret_values())
 
 
 def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:

@@ -58,6 +58,15 @@ class Settings(BaseSettings):
     fetch_max_bytes: Annotated[int, Field(ge=1024)] = 10 * 1024 * 1024
     fetch_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = 20.0
     fetch_max_redirects: Annotated[int, Field(ge=0, le=20)] = 5
+    extract_cpu_seconds: Annotated[float, Field(gt=0, le=3600)] = Field(
+        default=60.0, description="CPU seconds text extraction may spend on one file."
+    )
+    extract_memory_mb: Annotated[int, Field(ge=128, le=65_536)] = Field(
+        default=1024, description="Address space of one extraction worker process, in MiB."
+    )
+    extract_workers: Annotated[int, Field(ge=1, le=32)] = Field(
+        default=2, description="Extraction worker processes (files read at the same time)."
+    )
     watch_interval_minutes: Annotated[int, Field(ge=5, le=7 * 24 * 60)] = Field(
         default=60, description="Least time between two checks of one watched source."
     )
@@ -112,6 +121,11 @@ class Settings(BaseSettings):
     telegram_webhook_port: Annotated[int, Field(ge=1, le=65535)] = 8443
 
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
+    log_level_third_party: str = Field(
+        default="WARNING",
+        pattern=r"^(DEBUG|INFO|WARNING|ERROR)$",
+        description="Level of libraries' loggers (they can log SQL parameters and bodies).",
+    )
 
     @field_validator(
         "sample_docs_dir", "models_dir_override", "qdrant_url", "llm_base_url", mode="before"
@@ -170,6 +184,18 @@ class Settings(BaseSettings):
             if not platform or not user:
                 raise ValueError(f"{entry!r} is not platform:user_id")
         return value
+
+    def secret_values(self) -> list[str]:
+        """The value of every secret setting that is set (for the log redaction filter).
+
+        Every `SecretStr` field counts, so a secret added later is redacted too.
+        """
+        values = []
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if isinstance(value, SecretStr) and value.get_secret_value():
+                values.append(value.get_secret_value())
+        return values
 
     @property
     def owner_identities(self) -> frozenset[tuple[str, str]]:

@@ -526,8 +526,14 @@ def test_worst_case_cost_assumes_no_cache_and_full_output() -> None:
     assert worst_case_cost(PRICE, 1000, 500) >= call_cost(PRICE, usage)
 
 
-def test_estimate_tokens_rounds_up_a_quarter_of_the_characters() -> None:
-    assert [estimate_tokens(t) for t in ["", "a", "abcd", "abcde", "x" * 400]] == [0, 1, 1, 2, 100]
+def test_estimate_tokens_counts_utf8_bytes_an_upper_bound() -> None:
+    assert [estimate_tokens(t) for t in ["", "a", "abcd", "\u00e9", "\u6771\u4eac"]] == [
+        0,
+        1,
+        4,
+        2,
+        6,
+    ]
 
 
 def test_parse_price_table_reads_the_setting() -> None:

@@ -36,6 +36,7 @@ from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
 from graphs.ingest.context import IngestContext, IngestLimits
+from graphs.ingest.extract_pool import ExtractionLimits, ExtractionPool
 from graphs.ingest.graph import build_ingest_graph, ingest
 from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.ingest.url_fetch import FetchLimits, SafeFetcher
@@ -135,8 +136,20 @@ async def _fetcher(
     return await stack.enter_async_context(SafeFetcher(limits, allowed_addresses=allowed))
 
 
+def _extraction_limits(settings: Settings) -> ExtractionLimits:
+    return ExtractionLimits(
+        cpu_seconds=settings.extract_cpu_seconds,
+        memory_mb=settings.extract_memory_mb,
+        workers=settings.extract_workers,
+    )
+
+
 def _ingest_context(
-    settings: Settings, stores: _Stores, fetcher: SafeFetcher, lexical: LexicalEncoder
+    settings: Settings,
+    stores: _Stores,
+    fetcher: SafeFetcher,
+    lexical: LexicalEncoder,
+    extractor: ExtractionPool,
 ) -> IngestContext:
     return IngestContext(
         documents=DocumentRepository(stores.database),
@@ -145,6 +158,7 @@ def _ingest_context(
         embedder=stores.embedder,
         lexical=lexical,
         fetcher=fetcher,
+        extractor=extractor,
         limits=IngestLimits(
             max_file_bytes=settings.max_file_bytes,
             max_decompressed_bytes=settings.max_decompressed_bytes,
@@ -173,7 +187,8 @@ async def open_lore(
         database = stores.database
         fetcher = await _fetcher(settings, stack, fetch_allowed_addresses)
         lexical = LexicalEncoder()
-        context = _ingest_context(settings, stores, fetcher, lexical)
+        extractor = await stack.enter_async_context(ExtractionPool(_extraction_limits(settings)))
+        context = _ingest_context(settings, stores, fetcher, lexical, extractor)
         documents, users = context.documents, UserRepository(database)
         owners = set(settings.owner_identities)
         if operator:

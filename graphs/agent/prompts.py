@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from graphs.llm.pricing import estimate_tokens
+from graphs.llm.pricing import rough_tokens
 from storage.documents import Passage
 
 __all__ = ["HARDENED", "INSTRUCTIONS", "system_prompt"]
@@ -52,7 +52,7 @@ def _pinned_section(pinned: Sequence[Passage], token_budget: int) -> str:
     used = 0
     for passage in pinned:
         block = f"## {passage.document_title}\n{passage.text}"
-        cost = estimate_tokens(block)
+        cost = rough_tokens(block)
         if used + cost > token_budget:
             break
         parts.append(block)

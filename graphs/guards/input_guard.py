@@ -4,10 +4,12 @@
 is spent. A message the injection guard finds suspicious but not clearly an attack is
 let through with a hardened verdict (`GuardVerdict.hardened`), so the turn runs with fewer
 powers instead of being refused. It normalises the text once and runs the guards cheapest
-first: payment cards, IBANs, prompt injection, clearly off-topic requests. Card and IBAN
-numbers come first because such a message must not be stored whatever else it says. The
-verdict's `reason` names what fired (card brand and last four digits, IBAN country and last
-four, injection rule names and score, off-topic kind) and never the matched text.
+first: IBANs, payment cards, prompt injection, clearly off-topic requests. IBAN and card
+numbers come first because such a message must not be stored whatever else it says; IBANs
+before cards so that a valid IBAN is reported as an IBAN (the card detector also skips
+IBAN-shaped strings, so a near-miss IBAN is not refused as a card). The verdict's `reason`
+names what fired (card brand and last four digits, IBAN country and last four, injection
+rule names and score, off-topic kind) and never the matched text.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ def check_input(text: str) -> GuardVerdict:
     the injection guard found the message suspicious; else `ALLOWED`."""
     normalized = normalize(text)
     suspicious: GuardVerdict | None = None
-    for guard in (_card_guard, _iban_guard, _injection_guard, _topic_guard):
+    for guard in (_iban_guard, _card_guard, _injection_guard, _topic_guard):
         verdict = guard(normalized)
         if verdict is not None and not verdict.allowed:
             return verdict
@@ -67,7 +69,7 @@ def check_sensitive(text: str) -> GuardVerdict:
     """Only the payment-data guards (cards, IBANs): a message they refuse must not be stored
     anywhere, not even in a conversation checkpoint, so callers check it before anything."""
     normalized = normalize(text)
-    return _card_guard(normalized) or _iban_guard(normalized) or ALLOWED
+    return _iban_guard(normalized) or _card_guard(normalized) or ALLOWED
 
 
 def _card_guard(normalized: NormalizedText) -> GuardVerdict | None:

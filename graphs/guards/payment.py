@@ -1,12 +1,19 @@
-"""Find payment card numbers and IBANs in text, so a message carrying one can be refused.
+"""Find payment card numbers and IBANs in text, so a message carrying one can be refused or masked.
 
-Cards: a run of digits, whole or in groups separated by single spaces or dashes, is a
-card when some window of its groups holds 13-19 digits, starts with a known issuer
-prefix (IIN) for which that length is issued, and passes the Luhn check. Multi-group
-windows must look like a card is written (one separator throughout, groups of 4-6
-digits, the last of 3-6), so phone numbers, dates and lists of small numbers do not
-combine into a card. Digits glued to letters or decimals ("ID4111...", "3.1415...")
-are not considered.
+Cards: a run of digit groups separated by spaces, dashes, dots, slashes or underscores
+(Unicode dashes, dots and slashes, full-width ones, and a space on either side of the
+mark count too) is a card when some window of consecutive groups holds 13-19 digits,
+uses one kind of separator throughout, starts with a known issuer prefix (IIN) for
+which that length is issued, and passes the Luhn check. Groups may have any size from
+three digits up (4-4-4-4, 4-6-5, 4-3-3-3-3; the last group may be shorter), or be
+single digits ("4 1 1 1 ..."); runs of two-digit groups are byte dumps and dates, not
+cards. Digits may be any Unicode decimal digits
+(full-width, Arabic-Indic...), and invisible characters (zero-width space, soft
+hyphen, word joiner) inside a number are ignored. Digits glued to letters
+("ID4111...") are not considered. Card candidates inside an IBAN-shaped string (a
+country code, two check digits and about that country's IBAN length of letters and
+digits, whether or not the checksum holds) are skipped: an IBAN, valid or near-miss,
+is never taken for a card.
 
 IBANs: two letters naming a country that issues IBANs, two check digits, and exactly
 that country's length of letters and digits (single spaces or dashes allowed between
@@ -16,9 +23,11 @@ that issue IBANs outside it (several African countries, Iran); the BBAN's inner
 structure is not checked.
 
 Matches never carry the number itself: only the brand or country and the last four
-characters, which is all a log line may show. Limits: a valid card or IBAN with an
-unusual layout (groups of 1-2 digits, dots as separators) is missed; a random
-Luhn-valid order number with a card prefix is refused (about one in ten such numbers).
+characters, which is all a log line may show. `mask_payment_cards` replaces every
+digit of each card but the last four with "•" (for text that is stored rather than
+refused). Limits: a random Luhn-valid number with a card prefix is taken for a card
+(about one in ten such numbers); a card glued to letters or split by other characters
+(commas, words) is missed.
 """
 
 from __future__ import annotations
@@ -31,16 +40,32 @@ __all__ = [
     "IBAN_LENGTHS",
     "CardMatch",
     "IbanMatch",
+    "MaskedText",
     "card_brand",
     "find_ibans",
     "find_payment_cards",
     "iban_is_valid",
     "luhn_is_valid",
+    "mask_payment_cards",
 ]
 
-_DIGIT_RUN = re.compile(r"(?<!\w)(?<!\d[.,])\d+(?:[ -]\d+)*(?!\w)(?![.,]\d)")
-_GROUP_SEPARATOR = re.compile(r"([ -])")
+_MASK = "\u2022"
+_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff"
+# Separator marks by kind; a card uses one kind throughout (spaces alone are a kind too).
+_SEPARATOR_KINDS: Final[dict[str, str]] = {
+    **dict.fromkeys("-\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "dash"),
+    **dict.fromkeys(".\u00b7\u2024\u2027\u30fb\uff0e\uff65", "dot"),
+    **dict.fromkeys("/\u2044\u2215\uff0f", "slash"),
+    **dict.fromkeys("_\uff3f", "underscore"),
+}
+_MARKS = re.escape("".join(_SEPARATOR_KINDS))
+_GROUP = rf"\d(?:[{_INVISIBLE}]*\d)*"
+# The marked form first: " - " is one separator, not a space and then "- ".
+_SEPARATOR = rf"[{_INVISIBLE}]*(?:[^\S\n]?[{_MARKS}][^\S\n]?|[^\S\n]{{1,2}})[{_INVISIBLE}]*"
+_DIGIT_RUN = re.compile(rf"(?<!\w){_GROUP}(?:{_SEPARATOR}{_GROUP})*(?!\w)")
+_GROUP_OR_SEPARATOR = re.compile(rf"({_GROUP})|({_SEPARATOR})")
 _MIN_CARD, _MAX_CARD = 13, 19
+_IBAN_SLACK = 2  # an IBAN-shaped string may be this many characters off its country's length
 
 # (brand, lowest prefix, highest prefix, issued lengths); the first matching row wins.
 _ISSUERS: Final[tuple[tuple[str, str, str, frozenset[int]], ...]] = (
@@ -86,6 +111,9 @@ IBAN_LENGTHS: Final[dict[str, int]] = {
     "ML": 28, "MZ": 25, "NE": 28, "SN": 28, "TD": 27, "TG": 28,
 }  # fmt: skip
 _IBAN_START = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]{2}[0-9]{2})")
+_IBAN_GROUPS = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
+_ALNUM_GROUP = re.compile(r"[A-Za-z0-9]+")
+_IBAN_WINDOW = 80  # characters: the longest IBAN (34) with a separator between every pair
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +124,14 @@ class CardMatch:
     last4: str
     start: int
     end: int
+
+
+@dataclass(frozen=True, slots=True)
+class MaskedText:
+    """Text with every card number masked, and how many were."""
+
+    text: str
+    cards: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,11 +164,45 @@ def card_brand(digits: str) -> str | None:
 
 
 def find_payment_cards(text: str) -> list[CardMatch]:
-    """Every Luhn-valid card number with a known issuer prefix in `text`, left to right."""
+    """Every Luhn-valid card number with a known issuer prefix in `text`, left to right.
+
+    Numbers inside IBAN-shaped strings are not cards (see the module docstring).
+    """
+    if not any(char.isdecimal() for char in text):
+        return []
+    ibans = _iban_shaped_spans(text)
     found: list[CardMatch] = []
     for run in _DIGIT_RUN.finditer(text):
-        found += _cards_in_run(run.group(), run.start())
+        cards = _cards_in_run(run.group(), run.start())
+        found += [c for c in cards if not any(s < c.end and c.start < e for s, e in ibans)]
     return found
+
+
+def mask_payment_cards(text: str) -> MaskedText:
+    """`text` with each card number's digits but the last four replaced by a bullet."""
+    cards = find_payment_cards(text)
+    if not cards:
+        return MaskedText(text, 0)
+    parts: list[str] = []
+    position = 0
+    for card in cards:
+        parts.append(text[position : card.start])
+        parts.append(_mask_digits(text[card.start : card.end]))
+        position = card.end
+    parts.append(text[position:])
+    return MaskedText("".join(parts), len(cards))
+
+
+def _mask_digits(number: str) -> str:
+    keep = 4
+    masked = []
+    for char in reversed(number):
+        if char.isdecimal():
+            masked.append(char if keep > 0 else _MASK)
+            keep -= 1
+        else:
+            masked.append(char)
+    return "".join(reversed(masked))
 
 
 def iban_is_valid(candidate: str) -> bool:
@@ -189,53 +259,82 @@ def _is_alnum_at(text: str, index: int) -> bool:
     return index < len(text) and text[index].isascii() and text[index].isalnum()
 
 
+def _iban_shaped_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of strings shaped like an IBAN of a known country, whatever their checksum."""
+    spans: list[tuple[int, int]] = []
+    for head in _IBAN_START.finditer(text):
+        start = head.start()
+        length = IBAN_LENGTHS.get(text[start : start + 2].upper())
+        shape = _IBAN_GROUPS.match(text[start : start + _IBAN_WINDOW]) if length else None
+        if length is None or shape is None:
+            continue
+        taken, end = 0, start
+        for group in _ALNUM_GROUP.finditer(shape.group()):
+            if taken + len(group.group()) > length + _IBAN_SLACK:
+                break
+            taken += len(group.group())
+            end = start + group.end()
+        if taken >= length - _IBAN_SLACK:
+            spans.append((start, end))
+    return spans
+
+
 def _cards_in_run(run: str, offset: int) -> list[CardMatch]:
     """Cards in one run of digit groups: greedy, longest valid window first."""
-    parts = _GROUP_SEPARATOR.split(run)
-    groups, separators = parts[::2], parts[1::2]
-    starts = [0]
-    for group, separator in zip(groups, separators, strict=False):
-        starts.append(starts[-1] + len(group) + len(separator))
+    groups: list[tuple[int, int, str]] = []  # (start, end, ASCII digits) of each group
+    kinds: list[str] = []  # the kind of the separator after each group but the last
+    for piece in _GROUP_OR_SEPARATOR.finditer(run):
+        if piece.group(1) is not None:
+            digits = "".join(str(int(c)) for c in piece.group(1) if c.isdecimal())
+            groups.append((piece.start(), piece.end(), digits))
+        else:
+            kinds.append(_separator_kind(piece.group(2)))
     found: list[CardMatch] = []
     first = 0
     while first < len(groups):
-        match = _longest_card(groups, separators, first)
+        match = _longest_card(groups, kinds, first)
         if match is None:
             first += 1
             continue
         last, brand, digits = match
-        start = offset + starts[first]
-        end = offset + starts[last] + len(groups[last])
+        start, end = offset + groups[first][0], offset + groups[last][1]
         found.append(CardMatch(brand=brand, last4=digits[-4:], start=start, end=end))
         first = last + 1
     return found
 
 
+def _card_layout(window: list[tuple[int, int, str]]) -> bool:
+    """Groups of 3+ digits (the last may be shorter), or one digit at a time.
+
+    Runs of one- and two-digit groups are byte dumps, dates and lists far more often
+    than cards ("57 68 61 74 20 69 73 ...").
+    """
+    sizes = [len(digits) for _, _, digits in window]
+    return all(size >= 3 for size in sizes[:-1]) or all(size == 1 for size in sizes)
+
+
+def _separator_kind(separator: str) -> str:
+    marks = {_SEPARATOR_KINDS[char] for char in separator if char in _SEPARATOR_KINDS}
+    return marks.pop() if marks else "space"
+
+
 def _longest_card(
-    groups: list[str], separators: list[str], first: int
+    groups: list[tuple[int, int, str]], kinds: list[str], first: int
 ) -> tuple[int, str, str] | None:
     """(last group, brand, digits) of the longest card starting at group `first`."""
     best: tuple[int, str, str] | None = None
+    digits = ""
     for last in range(first, len(groups)):
-        window = groups[first : last + 1]
-        total = sum(len(g) for g in window)
-        if total > _MAX_CARD:
+        if last > first and kinds[last - 1] != kinds[first]:
+            break  # one kind of separator throughout
+        digits += groups[last][2]
+        if len(digits) > _MAX_CARD:
             break
-        if total < _MIN_CARD or not _looks_like_card_layout(window, separators[first:last]):
+        if len(digits) < _MIN_CARD or not _card_layout(groups[first : last + 1]):
             continue
-        joined = "".join(window)
-        digits = joined if joined.isascii() else "".join(str(int(c)) for c in joined)
         if not luhn_is_valid(digits):
             continue
         brand = card_brand(digits)
         if brand is not None:
             best = (last, brand, digits)
     return best
-
-
-def _looks_like_card_layout(window: list[str], separators: list[str]) -> bool:
-    if len(window) == 1:
-        return True
-    if len(set(separators)) != 1:
-        return False
-    return all(4 <= len(g) <= 6 for g in window[:-1]) and 3 <= len(window[-1]) <= 6

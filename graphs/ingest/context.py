@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from graphs.ingest.extract import ExtractedText, SourceFormat
 from storage.documents import DocumentRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.originals import OriginalStore
@@ -17,6 +18,7 @@ __all__ = [
     "LexicalEncoder",
     "PageFetcher",
     "PassageEmbedder",
+    "TextExtractor",
 ]
 
 
@@ -35,6 +37,21 @@ class LexicalEncoder(Protocol):
 
     def encode_document(self, text: str) -> SparseVector:
         """Term weights of a passage."""
+
+
+class TextExtractor(Protocol):
+    """Extracts text from untrusted bytes with bounded CPU and memory (see `extract_pool`)."""
+
+    async def extract(
+        self,
+        data: bytes,
+        fmt: SourceFormat,
+        *,
+        filename: str | None,
+        charset: str | None,
+        max_decompressed_bytes: int,
+    ) -> ExtractedText:
+        """Clean text and a title, or an `IngestError` saying why not."""
 
 
 class FetchedPage(Protocol):
@@ -80,4 +97,5 @@ class IngestContext:
     embedder: PassageEmbedder
     lexical: LexicalEncoder
     fetcher: PageFetcher
+    extractor: TextExtractor
     limits: IngestLimits

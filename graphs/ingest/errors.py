@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "DecompressionBombError",
     "EmptyDocumentError",
+    "ExtractionLimitError",
     "FetchFailedError",
     "FileTooLargeError",
     "IngestError",
@@ -53,3 +54,7 @@ class UrlRefusedError(IngestError):
 
 class FetchFailedError(IngestError):
     """The URL could not be fetched (unreachable, timeout, HTTP error)."""
+
+
+class ExtractionLimitError(IngestError):
+    """Reading the file needed more CPU time or memory than one document may use."""

@@ -34,6 +34,7 @@ from graphs.ingest.errors import (
     NotUtf8Error,
     UnsupportedSourceError,
 )
+from graphs.ingest.html_hidden import drop_hidden_elements
 
 __all__ = ["SUPPORTED_EXTENSIONS", "ExtractedText", "SourceFormat", "detect_format", "extract_text"]
 
@@ -252,6 +253,7 @@ def _extract_html(data: bytes, filename: str | None, charset: str | None) -> Ext
     tree = trafilatura.load_html(source)
     if tree is None:
         raise EmptyDocumentError(_EMPTY_HTML)
+    drop_hidden_elements(tree)
     markdown = trafilatura.extract(  # tables kept; links, images and comments dropped
         tree, output_format="markdown", favor_precision=True, include_comments=False
     )

@@ -11,20 +11,21 @@ import asyncio
 import hashlib
 import logging
 from dataclasses import replace
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Literal
 from urllib.parse import unquote, urlsplit
 
 from langgraph.runtime import Runtime
 
 from graphs.guards import injection_risks
+from graphs.guards.payment import mask_payment_cards
 from graphs.ingest.chunking import chunk_text
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import (
     FileTooLargeError,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract import detect_format, extract_text
+from graphs.ingest.extract import ExtractedText, SourceFormat, detect_format
 from graphs.ingest.points import chunk_hash, embedding_text, make_point
 from graphs.ingest.state import (
     IngestOutcome,
@@ -91,9 +92,12 @@ async def take_note(state: IngestState, runtime: Runtime[IngestContext]) -> Upda
     data = text.encode()
     if len(data) > runtime.context.limits.max_file_bytes:
         raise FileTooLargeError(_too_large(len(data), runtime.context.limits.max_file_bytes))
-    digest = hashlib.sha256(data).hexdigest()[:16]
-    raw = RawSource(data=data, file_name="note.md", source_ref=f"note:{digest}")
+    raw = RawSource(data=data, file_name="note.md", source_ref=_note_ref(data))
     return {"raw": raw}
+
+
+def _note_ref(data: bytes) -> str:
+    return f"note:{hashlib.sha256(data).hexdigest()[:16]}"
 
 
 async def read_file(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
@@ -147,12 +151,12 @@ async def fetch_url(state: IngestState, runtime: Runtime[IngestContext]) -> Upda
 
 
 async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Extract clean text, and recognise content this owner already has."""
+    """Extract clean text (in a limited worker process), mask card numbers, and recognise
+    content this owner already has."""
     request, raw = state["request"], state["raw"]
     documents = runtime.context.documents
     fmt = detect_format(raw.file_name, raw.content_type, raw.data[:2048])
-    extracted = await asyncio.to_thread(
-        extract_text,
+    extracted = await runtime.context.extractor.extract(
         raw.data,
         fmt,
         filename=raw.file_name,
@@ -161,15 +165,44 @@ async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     )
     if request.title:
         extracted = replace(extracted, title=request.title)
+    extracted, raw, fmt, masked = await asyncio.to_thread(_mask_cards, extracted, raw, fmt)
     content_hash = hashlib.sha256(extracted.text.encode()).hexdigest()
     same = await documents.find_by_hash(request.owner_id, content_hash)
-    update: Update = {"format": fmt, "extracted": extracted, "content_hash": content_hash}
+    update: Update = {
+        "raw": raw,
+        "format": fmt,
+        "extracted": extracted,
+        "content_hash": content_hash,
+        "masked_cards": masked,
+    }
     if same is not None:
         chunk_count = len(await documents.chunk_hashes(same.id))
-        update["result"] = IngestResult(IngestOutcome.DUPLICATE, same.id, same.title, chunk_count)
+        update["result"] = IngestResult(
+            IngestOutcome.DUPLICATE, same.id, same.title, chunk_count, masked_cards=masked
+        )
         return update
     update["existing"] = await documents.find_by_source(request.owner_id, raw.source_ref)
     return update
+
+
+def _mask_cards(
+    extracted: ExtractedText, raw: RawSource, fmt: SourceFormat
+) -> tuple[ExtractedText, RawSource, SourceFormat, int]:
+    """Mask card numbers in the text and title; then the original kept on disk is the
+    masked text too (the file with the numbers is not kept), as Markdown or plain text."""
+    text, title = mask_payment_cards(extracted.text), mask_payment_cards(extracted.title)
+    masked = text.cards or title.cards  # a title taken from the text repeats its numbers
+    if not masked:
+        return extracted, raw, fmt, 0
+    fmt = SourceFormat.MARKDOWN if extracted.is_markdown else SourceFormat.TEXT
+    stem = PurePath(raw.file_name).stem or "source"
+    name = f"{stem}.md" if extracted.is_markdown else f"{stem}.txt"
+    data = text.text.encode()
+    # A note's reference hashes its text: hash the masked text, not the numbers.
+    source_ref = _note_ref(data) if raw.source_ref.startswith("note:") else raw.source_ref
+    kept = RawSource(data=data, file_name=name, source_ref=source_ref)
+    logger.info("Masked %d card number(s) in %s before storing it", masked, fmt.value)
+    return replace(extracted, text=text.text, title=title.text), kept, fmt, masked
 
 
 def route_after_clean(state: IngestState) -> Literal["chunk", "__end__"]:
@@ -252,7 +285,14 @@ async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         same = await context.documents.find_by_hash(request.owner_id, state["content_hash"])
         if same is None:
             raise
-        return {"result": IngestResult(IngestOutcome.DUPLICATE, same.id, same.title, len(rows))}
+        result = IngestResult(
+            IngestOutcome.DUPLICATE,
+            same.id,
+            same.title,
+            len(rows),
+            masked_cards=state.get("masked_cards", 0),
+        )
+        return {"result": result}
     except BaseException:
         if existing is None:
             await context.originals.remove(request.owner_id, document_id)
@@ -262,7 +302,14 @@ async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     embedded = sum(1 for p in prepared if p.dense is not None)
     _progress(runtime, "saved", f"Saved: {record.title} ({len(rows)} chunks)")
     result = IngestResult(
-        outcome, document_id, record.title, len(rows), embedded, len(removed), pending
+        outcome,
+        document_id,
+        record.title,
+        len(rows),
+        embedded,
+        len(removed),
+        pending,
+        masked_cards=state.get("masked_cards", 0),
     )
     logger.info(
         "Ingested document %s (%s): %d chunks, %d embedded, %d removed, %d pending",

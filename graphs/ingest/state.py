@@ -88,6 +88,7 @@ class IngestResult:
     embedded_chunks: int = 0
     removed_chunks: int = 0
     pending_chunks: int = 0
+    masked_cards: int = 0  # card numbers masked before storing (edges tell the member)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +109,7 @@ class IngestState(TypedDict, total=False):
     format: SourceFormat
     extracted: ExtractedText
     content_hash: str
+    masked_cards: int
     existing: DocumentRecord | None
     prepared: list[PreparedChunk]
     result: IngestResult

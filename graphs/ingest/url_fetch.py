@@ -11,6 +11,9 @@ How a fetch stays bounded (DESIGN.md invariant 8):
 - redirects are followed by hand, at most `FetchLimits.max_redirects`;
 - the body is streamed and abandoned past `max_bytes`; a larger `Content-Length` is
   refused before reading; the whole fetch, redirects included, is under one deadline;
+- compression (gzip, deflate, nested) is undone by `content_decoding.BoundedDecoder`,
+  never by httpx: the decoded size is capped at `max_bytes` too, checked as it grows,
+  so peak memory stays near the cap whatever the body (other encodings are refused);
 - userinfo in a URL is never sent, and never appears in a message.
 """
 
@@ -26,6 +29,12 @@ from typing import Self
 
 import httpx
 
+from graphs.ingest.content_decoding import (
+    BoundedDecoder,
+    ContentDecodingError,
+    DecodedTooLargeError,
+    UnsupportedEncodingError,
+)
 from graphs.ingest.errors import (
     FetchFailedError,
     FileTooLargeError,
@@ -243,6 +252,7 @@ class SafeFetcher:
         )
 
     async def _read_body(self, response: httpx.Response, parsed: ParsedUrl) -> bytes:
+        """The body, decoded by hand: raw bytes and decoded bytes each stay under the cap."""
         cap = self._limits.max_bytes
         too_large = FileTooLargeError(
             f"{redact_url(parsed.url)} is larger than the {_size(cap)} limit, so I did not save it."
@@ -250,12 +260,28 @@ class SafeFetcher:
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > cap:
             raise too_large
+        encoding = response.headers.get("content-encoding")
         body = bytearray()
+        received = 0
         try:
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > cap:
+            decoder = BoundedDecoder(encoding, cap)
+            async for chunk in response.aiter_raw():
+                received += len(chunk)
+                if received > cap:
                     raise too_large
+                body += decoder.feed(chunk)
+            body += decoder.close()
+        except DecodedTooLargeError as exc:
+            raise too_large from exc
+        except UnsupportedEncodingError as exc:
+            raise UnsupportedContentTypeError(
+                f"{redact_url(parsed.url)} is compressed in a way I cannot read "
+                f"({_shown(encoding)}), so I did not save it."
+            ) from exc
+        except ContentDecodingError as exc:
+            raise FetchFailedError(
+                f"The download from {parsed.host} arrived damaged, so I did not save it."
+            ) from exc
         except httpx.TimeoutException as exc:
             raise FetchFailedError(f"{parsed.host} stopped sending in the middle.") from exc
         except httpx.HTTPError as exc:
@@ -309,6 +335,12 @@ def _content_type(header: str | None) -> tuple[str, str | None]:
         if name.strip().lower() == "charset":
             charset = value.strip().strip('"').strip() or None
     return media_type.strip().lower(), charset
+
+
+def _shown(header: str | None) -> str:
+    """A Content-Encoding header as it may appear in a message: short and printable."""
+    text = "".join(c for c in (header or "") if c.isprintable())
+    return text[:40] or "unknown"
 
 
 def _size(count: int) -> str:

@@ -2,8 +2,9 @@
 real cost or release the reservation. Every model call that costs money goes through here.
 
 The rules, written once:
-- reserve `worst_case_cost` (every prompt token uncached, `max_tokens` of output) before
-  the call; a refused or unreadable ledger means no call (`BudgetRefusedError`);
+- reserve `worst_case_cost` (every prompt token uncached, counted as an upper bound no
+  text can undercut, and `max_tokens` of output) before the call; a refused or unreadable
+  ledger means no call (`BudgetRefusedError`);
 - a call that fails before anything streamed is released; one that broke off mid-stream
   is settled at the reserved worst case (text was produced, so it may be billed);
 - a finished call is settled at `call_cost` of the provider's usage, estimated from the
@@ -13,13 +14,18 @@ The rules, written once:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from graphs.llm.pricing import ModelPrice, call_cost, estimate_tokens, worst_case_cost
+from graphs.llm.pricing import (
+    ModelPrice,
+    call_cost,
+    estimate_prompt_tokens,
+    estimate_tokens,
+    worst_case_cost,
+)
 from graphs.llm.types import (
     ChatMessage,
     ChatModel,
@@ -65,12 +71,6 @@ class MeteredCompletion:
     completion: Completion
     usage: Usage
     cost: Money
-
-
-def _prompt_text(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> str:
-    calls = "".join(call.arguments for message in messages for call in message.tool_calls)
-    schemas = json.dumps([tool.parameters for tool in tools]) if tools else ""
-    return "".join(message.content for message in messages) + calls + schemas
 
 
 async def _reserve(meter: Meter, amount: Money, purpose: str) -> Reservation:
@@ -133,7 +133,7 @@ async def metered_call(
     Raises `BudgetRefusedError` before any call, or the provider's `ProviderError` after
     the reservation was released (nothing streamed) or settled at the worst case.
     """
-    estimate = estimate_tokens(_prompt_text(messages, tools))
+    estimate = estimate_prompt_tokens(messages, tools)
     reservation = await _reserve(meter, worst_case_cost(meter.price, estimate, max_tokens), purpose)
     try:
         completion = await _stream(

@@ -5,6 +5,13 @@ way OpenAI, DeepSeek and Gemini bill. The budget reserves `worst_case_cost` befo
 (every prompt token uncached, the full `max_tokens` of output) and settles `call_cost` after
 it, from the usage the provider reported.
 
+A reservation is only a cap if its prompt estimate is an upper bound: `estimate_tokens`
+counts UTF-8 bytes, because a byte-level BPE (GPT, DeepSeek, Llama 3, Qwen) never makes
+more tokens than bytes, and SentencePiece models with byte fallback make at most one per
+byte too; `estimate_prompt_tokens` adds a generous overhead per message, tool call and
+tool definition for the chat template's own tokens. Characters / 4 undercounts CJK text
+by 2x and more, so it is kept only as `rough_tokens`, for sizing prompt sections.
+
 `DEFAULT_PRICES` holds list prices of a few well-known models as published by their providers
 in mid-2025. Prices change and discounts vary: operators should set their own table (a
 setting parsed by `parse_price_table`). A model missing from the table is never guessed at:
@@ -13,22 +20,25 @@ setting parsed by `parse_price_table`). A model missing from the table is never 
 
 from __future__ import annotations
 
+import json
 import logging
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from graphs.llm.types import Usage
+from graphs.llm.types import ChatMessage, ToolSpec, Usage
 from storage.money import Money
 
 __all__ = [
     "DEFAULT_PRICES",
     "ModelPrice",
     "call_cost",
+    "estimate_prompt_tokens",
     "estimate_tokens",
     "parse_price_table",
     "price_for",
+    "rough_tokens",
     "worst_case_cost",
 ]
 
@@ -36,6 +46,11 @@ logger = logging.getLogger(__name__)
 
 _PER_MILLION = 1_000_000  # prices are quoted per million tokens
 _CHARS_PER_TOKEN = 4
+# Tokens a chat template adds around content (OpenAI's is 3-4 per message; others differ).
+_MESSAGE_OVERHEAD = 8  # role, separators and special tokens of one message
+_TOOL_CALL_OVERHEAD = 8  # framing of one tool call in an assistant message
+_TOOL_OVERHEAD = 16  # framing of one tool definition around its name, description and schema
+_REPLY_OVERHEAD = 8  # the assistant header the reply is primed with
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +118,37 @@ def worst_case_cost(price: ModelPrice, prompt_tokens_estimate: int, max_tokens: 
 
 
 def estimate_tokens(text: str) -> int:
-    """A rough token count for reservations: characters / 4, rounded up.
+    """An upper bound on the tokens of `text`: its UTF-8 bytes (see the module docstring).
 
-    Only an estimate (real tokenizers differ by model and language); after the call the
-    provider's reported usage is what gets billed.
+    Used for reservations and when a provider reports no usage; the provider's reported
+    usage is what gets billed when there is one.
+    """
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def estimate_prompt_tokens(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec] = ()) -> int:
+    """An upper bound on the prompt tokens of a chat call: every message with its tool calls,
+    every tool definition, each with its template overhead, and the reply's header."""
+    total = _REPLY_OVERHEAD
+    for message in messages:
+        total += _MESSAGE_OVERHEAD + estimate_tokens(message.content)
+        total += estimate_tokens(message.name or "") + estimate_tokens(message.tool_call_id or "")
+        for call in message.tool_calls:
+            total += _TOOL_CALL_OVERHEAD + estimate_tokens(call.id + call.name + call.arguments)
+    for tool in tools:
+        definition = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+        }
+        total += _TOOL_OVERHEAD + estimate_tokens(json.dumps(definition, ensure_ascii=False))
+    return total
+
+
+def rough_tokens(text: str) -> int:
+    """A typical token count (characters / 4, rounded up) for sizing prompt sections.
+
+    Never for money: it undercounts CJK and other non-Latin text by 2x and more.
     """
     return -(-len(text) // _CHARS_PER_TOKEN)
 

@@ -30,7 +30,8 @@ __all__ = ["FakeOpenAI", "RecordedRequest", "ScriptedCall", "split_text"]
 _PATH = "/v1/chat/completions"
 
 Writer = asyncio.StreamWriter
-Reply = Callable[[Writer], Awaitable[None]]
+Reply = Callable[[Writer, "RecordedRequest"], Awaitable[None]]
+UsageFor = Callable[["RecordedRequest"], tuple[int, int, int]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,14 +118,15 @@ class FakeOpenAI:
         text: str,
         *,
         chunks: int = 3,
-        usage: tuple[int, int, int] | None = (10, 5, 0),
+        usage: tuple[int, int, int] | UsageFor | None = (10, 5, 0),
         cache_field: Literal["openai", "deepseek"] = "openai",
         finish_reason: str = "stop",
         hold_after: int | None = None,
     ) -> None:
         """Stream `text` as `chunks` content deltas, then finish, usage and `[DONE]`.
 
-        `usage` is (prompt, completion, cached) tokens, or None to send no usage chunk.
+        `usage` is (prompt, completion, cached) tokens, a function that computes them from
+        the request (a tokenizer's count of what was sent), or None to send no usage chunk.
         With `hold_after=n` the stream pauses after n deltas until `release()`.
         """
         deltas = [{"content": part} for part in split_text(text, chunks)]
@@ -166,7 +168,7 @@ class FakeOpenAI:
         payload = body if isinstance(body, str) else json.dumps(body)
         extra = {} if retry_after is None else {"Retry-After": str(retry_after)}
 
-        async def reply(writer: Writer) -> None:
+        async def reply(writer: Writer, request: RecordedRequest) -> None:
             await _answer(writer, status, payload.encode(), extra)
 
         self._script.append(reply)
@@ -175,7 +177,7 @@ class FakeOpenAI:
         """Stream `text` as `n_chunks` deltas (0: none), then cut the connection abruptly."""
         deltas = [{"content": part} for part in split_text(text, n_chunks)] if n_chunks else []
 
-        async def reply(writer: Writer) -> None:
+        async def reply(writer: Writer, request: RecordedRequest) -> None:
             await self._start_stream(writer)
             for delta in deltas:
                 await self._send_event(writer, _chunk_json(delta))
@@ -187,7 +189,7 @@ class FakeOpenAI:
     def enqueue_sse(self, raw: str) -> None:
         """Stream `raw` as the whole SSE body, exactly as given (for malformed streams)."""
 
-        async def reply(writer: Writer) -> None:
+        async def reply(writer: Writer, request: RecordedRequest) -> None:
             await self._start_stream(writer)
             await _send_chunk(writer, raw.encode())
             await _send_chunk(writer, b"")
@@ -233,7 +235,8 @@ class FakeOpenAI:
             headers[name.strip().lower()] = value.strip()
         raw = await reader.readexactly(int(headers.get("content-length", "0")))
         body = json.loads(raw) if raw else {}
-        self.requests.append(RecordedRequest(path, headers, body))
+        request = RecordedRequest(path, headers, body)
+        self.requests.append(request)
         self._arrived.set()
         number = len(self.requests)
         if (method, path) != ("POST", _PATH):
@@ -241,7 +244,7 @@ class FakeOpenAI:
         elif self._fail_every and number % self._fail_every == 0:
             await _json_error(writer, 503, "FakeOpenAI: injected failure")
         elif self._script:
-            await self._script.popleft()(writer)
+            await self._script.popleft()(writer, request)
         else:
             await _json_error(writer, 500, f"FakeOpenAI: no scripted answer for request {number}")
 
@@ -249,11 +252,11 @@ class FakeOpenAI:
         self,
         deltas: list[dict[str, Any]],
         finish_reason: str,
-        usage: tuple[int, int, int] | None,
+        usage: tuple[int, int, int] | UsageFor | None,
         cache_field: str,
         hold_after: int | None,
     ) -> Reply:
-        async def reply(writer: Writer) -> None:
+        async def reply(writer: Writer, request: RecordedRequest) -> None:
             await self._start_stream(writer)
             await self._send_event(writer, _chunk_json({"role": "assistant", "content": ""}))
             for sent, delta in enumerate(deltas):
@@ -262,7 +265,8 @@ class FakeOpenAI:
                 await self._send_event(writer, _chunk_json(delta))
             await self._send_event(writer, _chunk_json({}, finish_reason))
             if usage is not None:
-                await self._send_event(writer, _usage_json(usage, cache_field))
+                counts = usage(request) if callable(usage) else usage
+                await self._send_event(writer, _usage_json(counts, cache_field))
             await self._send_event(writer, "[DONE]")
             await _send_chunk(writer, b"")
 

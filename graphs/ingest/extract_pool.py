@@ -1,0 +1,284 @@
+"""A small pool of text-extraction worker processes, CPU- and memory-limited, replaced on overrun.
+
+Parsing an untrusted PDF, DOCX or HTML file can cost unbounded CPU (a 5 KB PDF whose
+pages share one huge drawing stream) or memory (a DOCX whose XML inflates to millions
+of elements). `ExtractionPool.extract` therefore never parses in the bot's process: it
+hands the bytes to a worker (`graphs.ingest.extract_worker`) that limits itself with
+`RLIMIT_CPU` per job and `RLIMIT_AS` overall. A worker that overruns is killed by the
+kernel (SIGXCPU), or answers `MemoryError`, or misses the wall-clock backstop and is
+killed here; either way it is discarded and the next job starts a fresh one, and the
+member gets `ExtractionLimitError`. At most `workers` jobs run at once; the rest wait
+for a free worker, so one hostile file holds one worker for at most its CPU allowance
+while the others keep serving.
+
+Workers start on first use (none at all for a core that never ingests), run with an
+empty environment (no tokens or keys to leak) and are closed with the pool.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import signal
+import struct
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Self
+
+from graphs.ingest.errors import (
+    DecompressionBombError,
+    EmptyDocumentError,
+    ExtractionLimitError,
+    IngestError,
+    NotUtf8Error,
+    UnsupportedSourceError,
+)
+from graphs.ingest.extract import ExtractedText, SourceFormat
+from graphs.ingest.extract_worker import READY
+
+__all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError"]
+
+logger = logging.getLogger(__name__)
+
+_WORKER_MODULE: Final = "graphs.ingest.extract_worker"
+_CODE_ROOT: Final = Path(__file__).resolve().parents[2]  # holds the `graphs` package
+_MAX_HEADER: Final = 64 * 1024
+_MAX_MESSAGE: Final = 500
+_KNOWN_ERRORS: Final[dict[str, type[IngestError]]] = {
+    cls.__name__: cls
+    for cls in (DecompressionBombError, EmptyDocumentError, NotUtf8Error, UnsupportedSourceError)
+}
+_CRASHED = "Lore could not read this file safely (its reader stopped), so I did not save it."
+
+
+class ExtractionUnavailableError(IngestError):
+    """No extraction worker could be started (an installation problem, not the file's fault)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionLimits:
+    """What one extraction may cost, and how many run at once.
+
+    `cpu_seconds` is CPU time per file; `memory_mb` the address space of a worker
+    process (its ~70 MB of parsers included); the wall-clock backstop is
+    `wall_factor * cpu_seconds + wall_grace_seconds`, for a worker that stops
+    answering without using CPU.
+    """
+
+    cpu_seconds: float
+    memory_mb: int
+    workers: int = 2
+    start_timeout_seconds: float = 60.0
+    wall_factor: float = 3.0
+    wall_grace_seconds: float = 10.0
+
+    @property
+    def wall_seconds(self) -> float:
+        """How long one job may take on the clock before its worker is killed."""
+        return self.wall_factor * self.cpu_seconds + self.wall_grace_seconds
+
+
+class _WorkerDiedError(Exception):
+    """The worker process ended (or stopped answering) in the middle of a job."""
+
+
+@dataclass(slots=True)
+class _Worker:
+    process: asyncio.subprocess.Process
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        if self.process.stdin is None:
+            raise RuntimeError("extraction worker started without a stdin pipe")
+        return self.process.stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        if self.process.stdout is None:
+            raise RuntimeError("extraction worker started without a stdout pipe")
+        return self.process.stdout
+
+    async def run(self, header: dict[str, Any], data: bytes, max_text: int) -> tuple[Any, bytes]:
+        """Send one job and read its answer; `_WorkerDiedError` if the worker went away."""
+        encoded = json.dumps(header).encode()
+        try:
+            self.stdin.write(struct.pack(">I", len(encoded)) + encoded)
+            self.stdin.write(struct.pack(">Q", len(data)))
+            self.stdin.write(data)
+            await self.stdin.drain()
+            answer = json.loads(await self._read_frame(">I", _MAX_HEADER))
+            text = await self._read_frame(">Q", max_text)
+        except (asyncio.IncompleteReadError, ConnectionError) as exc:
+            raise _WorkerDiedError from exc
+        return answer, text
+
+    async def _read_frame(self, length_format: str, limit: int) -> bytes:
+        prefix = await self.stdout.readexactly(struct.calcsize(length_format))
+        (length,) = struct.unpack(length_format, prefix)
+        if length > limit:
+            raise _WorkerDiedError(f"answer of {length} bytes is over the {limit} limit")
+        return await self.stdout.readexactly(length)
+
+    def kill(self) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+        self.stdin.close()
+
+    async def close(self, grace_seconds: float) -> None:
+        """Ask the worker to stop (end of input), kill it if it does not, and reap it."""
+        self.stdin.close()
+        try:
+            async with asyncio.timeout(grace_seconds):
+                await self.process.wait()
+        except TimeoutError:
+            self.kill()
+            await self.process.wait()
+
+
+class ExtractionPool:
+    """Runs `extract_text` in limited worker processes. Use as an async context manager."""
+
+    def __init__(self, limits: ExtractionLimits) -> None:
+        if limits.workers < 1:
+            raise ValueError("an extraction pool needs at least one worker")
+        self._limits = limits
+        self._slots = asyncio.Semaphore(limits.workers)
+        self._idle: list[_Worker] = []
+        self._dying: list[_Worker] = []
+        self._open = False
+
+    async def __aenter__(self) -> Self:
+        self._open = True
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._open = False
+        workers, self._idle = self._idle, []
+        await asyncio.gather(*(worker.close(5.0) for worker in workers))
+        await self._reap()
+
+    async def extract(
+        self,
+        data: bytes,
+        fmt: SourceFormat,
+        *,
+        filename: str | None,
+        charset: str | None,
+        max_decompressed_bytes: int,
+    ) -> ExtractedText:
+        """Clean text and title of `data`, extracted in a worker; an `IngestError` if not."""
+        if not self._open:
+            raise RuntimeError("use ExtractionPool as an async context manager")
+        header = {
+            "format": fmt.value,
+            "filename": filename,
+            "charset": charset,
+            "max_decompressed_bytes": max_decompressed_bytes,
+            "cpu_seconds": self._limits.cpu_seconds,
+        }
+        max_text = 4 * max(max_decompressed_bytes, len(data)) + _MAX_HEADER
+        async with self._slots:
+            worker = self._idle.pop() if self._idle else await self._start()
+            reusable = False
+            try:
+                answer, text = await self._run(worker, header, data, max_text)
+                failed = "error" in answer and answer["error"]["kind"] not in _KNOWN_ERRORS
+                reusable = not failed and not answer.get("retire", True)
+            finally:
+                if reusable and self._open:
+                    self._idle.append(worker)
+                else:
+                    worker.kill()
+                    self._dying.append(worker)
+                    await self._reap()
+        return self._result(answer, text)
+
+    async def _run(
+        self, worker: _Worker, header: dict[str, Any], data: bytes, max_text: int
+    ) -> tuple[Any, bytes]:
+        try:
+            async with asyncio.timeout(self._limits.wall_seconds):
+                return await worker.run(header, data, max_text)
+        except TimeoutError:
+            logger.warning("Extraction worker passed the wall-clock backstop; killed")
+            raise self._limit_error() from None
+        except _WorkerDiedError as exc:
+            worker.kill()
+            code = await worker.process.wait()
+            if code == -signal.SIGXCPU:
+                logger.warning(
+                    "Extraction stopped at its CPU limit (%gs)", self._limits.cpu_seconds
+                )
+                raise self._limit_error() from exc
+            logger.warning("Extraction worker died (exit code %s): %s", code, exc)
+            raise UnsupportedSourceError(_CRASHED) from exc
+
+    def _limit_error(self) -> ExtractionLimitError:
+        limits = self._limits
+        return ExtractionLimitError(
+            "This file needs more work to read than Lore allows for one document "
+            f"({limits.cpu_seconds:g} seconds of CPU, {limits.memory_mb} MB of memory), "
+            "so I did not save it. If it is a normal document, try sending it in parts."
+        )
+
+    async def _start(self) -> _Worker:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                _WORKER_MODULE,
+                str(self._limits.memory_mb),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+                env={"PYTHONPATH": str(_CODE_ROOT)},
+            )
+        except OSError as exc:
+            logger.error("Cannot start an extraction worker: %s", exc)  # noqa: TRY400 - no trace
+            raise ExtractionUnavailableError(_UNAVAILABLE) from exc
+        worker = _Worker(process)
+        try:
+            async with asyncio.timeout(self._limits.start_timeout_seconds):
+                ready = await worker.stdout.readexactly(len(READY))
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            ready = b""
+        if ready != READY:
+            worker.kill()
+            code = await process.wait()
+            logger.error("Extraction worker did not start (exit code %s)", code)
+            raise ExtractionUnavailableError(_UNAVAILABLE)
+        return worker
+
+    def _result(self, answer: Any, text: bytes) -> ExtractedText:
+        """The worker's answer as an `ExtractedText`, or the `IngestError` it reported."""
+        error = answer.get("error")
+        if error is None:
+            return ExtractedText(
+                title=str(answer["title"]),
+                text=text.decode("utf-8", "replace"),
+                is_markdown=bool(answer["is_markdown"]),
+            )
+        kind, message = str(error["kind"]), str(error["message"])[:_MAX_MESSAGE]
+        if kind in _KNOWN_ERRORS:
+            raise _KNOWN_ERRORS[kind](message)
+        if kind == "memory":
+            logger.warning("Extraction stopped at its memory limit (%d MB)", self._limits.memory_mb)
+            raise self._limit_error()
+        logger.warning("Extraction failed inside the worker: %s", message)
+        raise UnsupportedSourceError(_CRASHED)
+
+    async def _reap(self) -> None:
+        dying, self._dying = self._dying, []
+        for worker in dying:
+            await worker.process.wait()
+
+
+_UNAVAILABLE = "Lore's file reader is not working right now; please try again later."

@@ -1,0 +1,141 @@
+"""The text-extraction worker process: reads jobs on stdin, extracts under CPU and memory limits.
+
+Run as `python -m graphs.ingest.extract_worker MEMORY_MB` by `extract_pool.ExtractionPool`,
+never imported by the bot. It imports only the extraction module and its parsers
+(pypdf, python-docx, trafilatura): no model runtime, no storage, no secrets (the pool
+starts it with an empty environment).
+
+Limits, set by the worker on itself:
+- `RLIMIT_AS`: the whole process may map at most MEMORY_MB; a parser that asks for
+  more gets a `MemoryError` (reported as such) or dies;
+- `RLIMIT_CPU`: before each job the soft limit is set to the CPU time used so far plus
+  the job's allowance, so the kernel stops an overrunning job with SIGXCPU (the pool
+  sees the signal and replaces the worker);
+- `RLIMIT_CORE` 0: a killed worker leaves no core file behind.
+
+A failed job whose peak address space reached 90% of the limit is reported as a memory
+overrun (lxml reports a failed allocation as "unknown error" in a broken file); a worker
+whose peak passed half the limit asks to be retired, so the next job starts fresh.
+
+Protocol (all lengths big-endian): the worker first writes `READY`. A job is a 4-byte
+length and a JSON header (format, filename, charset, max_decompressed_bytes,
+cpu_seconds), then an 8-byte length and the source bytes. The answer is a 4-byte length
+and a JSON header (`title` and `is_markdown`, or `error` with `kind` and `message`; and
+`retire`), then an 8-byte length and the UTF-8 text (empty after an error).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import resource
+import struct
+import sys
+import warnings
+from pathlib import Path
+from typing import IO, Any, Final
+
+from graphs.ingest.errors import IngestError
+from graphs.ingest.extract import SourceFormat, extract_text
+
+__all__ = ["READY", "main"]
+
+READY: Final = b"READY"
+_MEGABYTE: Final = 1024 * 1024
+_NEAR_LIMIT: Final = 0.9
+
+
+def main() -> None:
+    """Serve jobs until stdin closes."""
+    memory_mb = int(sys.argv[1])
+    logging.disable(logging.CRITICAL)  # parsers' warnings about broken files go nowhere
+    warnings.simplefilter("ignore")
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = memory_mb * _MEGABYTE
+    resource.setrlimit(resource.RLIMIT_AS, (_lower(limit, hard), _lower(limit, hard)))
+    inbox, outbox = sys.stdin.buffer, sys.stdout.buffer
+    outbox.write(READY)
+    outbox.flush()
+    while (header := _read_frame(inbox, ">I")) is not None:
+        data = _read_frame(inbox, ">Q")
+        if data is None:
+            return
+        answer, text = _run(json.loads(header), data)
+        peak = _peak_address_space()
+        if peak >= _NEAR_LIMIT * limit and "error" in answer and answer["error"]["kind"] != "crash":
+            # Parsers report a failed allocation as a broken file ("unknown error"):
+            # a failure at the memory ceiling is the limit, whatever they said.
+            answer = {"error": {"kind": "memory", "message": ""}}
+        answer["retire"] = peak >= limit // 2  # a fresh worker, not a bloated one, next time
+        _write_frame(outbox, ">I", json.dumps(answer).encode())
+        _write_frame(outbox, ">Q", text.encode("utf-8", "replace"))
+        outbox.flush()
+
+
+def _run(job: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str]:
+    """Extract one source under its CPU allowance; an answer header and the text."""
+    _allow_cpu(float(job["cpu_seconds"]))
+    try:
+        extracted = extract_text(
+            data,
+            SourceFormat(job["format"]),
+            filename=job["filename"],
+            charset=job["charset"],
+            max_decompressed_bytes=int(job["max_decompressed_bytes"]),
+        )
+    except IngestError as exc:
+        return {"error": {"kind": type(exc).__name__, "message": str(exc)}}, ""
+    except MemoryError:
+        return {"error": {"kind": "memory", "message": ""}}, ""
+    except Exception as exc:  # the job boundary: a parser bug must not look like an answer
+        return {"error": {"kind": "crash", "message": type(exc).__name__}}, ""
+    finally:
+        _allow_cpu(None)
+    return {"title": extracted.title, "is_markdown": extracted.is_markdown}, extracted.text
+
+
+def _peak_address_space() -> int:
+    """The most address space this process has mapped so far (VmPeak), in bytes."""
+    try:
+        for line in Path("/proc/self/status").read_bytes().splitlines():
+            if line.startswith(b"VmPeak:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB of RSS
+
+
+def _allow_cpu(seconds: float | None) -> None:
+    """Let the process use `seconds` more CPU time from now (None: no limit)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    if seconds is None:
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+        return
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds)
+    resource.setrlimit(resource.RLIMIT_CPU, (_lower(soft, hard), hard))
+
+
+def _lower(value: int, hard: int) -> int:
+    return value if hard == resource.RLIM_INFINITY else min(value, hard)
+
+
+def _read_frame(stream: IO[bytes], length_format: str) -> bytes | None:
+    size = struct.calcsize(length_format)
+    prefix = stream.read(size)
+    if len(prefix) < size:
+        return None
+    (length,) = struct.unpack(length_format, prefix)
+    body = stream.read(length)
+    return body if len(body) == length else None
+
+
+def _write_frame(stream: IO[bytes], length_format: str, body: bytes) -> None:
+    stream.write(struct.pack(length_format, len(body)))
+    stream.write(body)
+
+
+if __name__ == "__main__":
+    main()
