@@ -8,7 +8,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from datetime import datetime
 from functools import wraps
 from typing import Any, Literal, Protocol
@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
+from graphs.agent.citation_order import StreamRenumberer
 from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta, ApprovalPending, ToolStatus
 from graphs.agent.guards_node import first_refusal
@@ -195,7 +196,8 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
         )
         return {"refusal": reservation}
     try:
-        completion = await _stream(ctx, runtime, messages, specs, choice)
+        known = state.get("passages", {}).keys()
+        completion = await _stream(ctx, runtime, messages, specs, choice, known=known)
     except ProviderUnavailableError as exc:
         await ctx.budget.release(reservation)
         logger.warning("Model unavailable: %s", exc)
@@ -231,15 +233,20 @@ async def _stream(
     messages: list[ChatMessage],
     specs: list[Any],
     choice: Literal["auto", "none"],
+    *,
+    known: Collection[int],
 ) -> Completion:
     completion: Completion | None = None
+    citations = StreamRenumberer(known)
     async for event in ctx.model.stream(
         messages, tools=specs, tool_choice=choice, max_tokens=ctx.limits.max_answer_tokens
     ):
         if isinstance(event, Completion):
             completion = event
-        elif event.text:
-            runtime.stream_writer(AnswerDelta(event.text))
+        elif event.text and (shown := citations.feed(event.text)):
+            runtime.stream_writer(AnswerDelta(shown))
+    if rest := citations.flush():
+        runtime.stream_writer(AnswerDelta(rest))
     if completion is None:
         raise ProviderStreamError("The model stream ended without a completion")
     return completion

@@ -1,6 +1,7 @@
-"""The end of every turn: keep only citations that name stored documents (invariant 5), turn an
-unsupported answer into a refusal, record unanswered questions and grounding risks, book the
-turn in `turn_log`, and stream the final events.
+"""The end of every turn: keep only citations that name stored documents (invariant 5), number
+them 1..n by first use (`graphs.agent.citation_order`), turn an unsupported answer into a
+refusal, record unanswered questions and grounding risks, book the turn in `turn_log`, and
+stream the final events.
 
 A search_memory result cites a past turn, not a document: such a citation is kept only if
 its number came from search_memory in this turn and that turn is still in `turn_log` and
@@ -10,12 +11,14 @@ refusal but not an unanswered question (nothing is missing from the knowledge).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from datetime import datetime
 
 from langgraph.runtime import Runtime
 
+from graphs.agent.citation_order import first_use_order, renumber
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage, chat_thread_id
@@ -132,6 +135,9 @@ async def _judge(
             f"[{number}] names no stored source",
         )
     answer = _strip(answer, dropped)
+    order = first_use_order([ref.ref for ref in valid])
+    answer = renumber(answer, order)
+    valid = [dataclasses.replace(ref, ref=order[ref.ref]) for ref in valid]
     searched = bool(SEARCH_TOOLS & set(state.get("tools_used", [])))
     if state.get("finish_reason") == "refusal":
         return answer, [], True
