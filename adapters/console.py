@@ -221,7 +221,7 @@ class ConsoleChat:
                 self._write(f"Skipped {request.path or request.url}: {exc}\n")
                 continue
             verb = result.outcome.value.capitalize()
-            self._write(f"{verb}: {result.title} ({result.chunk_count} chunks)\n")
+            self._write(f"{verb}: {result.title} ({result.chunks_text})\n")
 
     async def _budget(self, _args: list[str]) -> None:
         report = await self._bot.budget_report()

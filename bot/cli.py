@@ -20,10 +20,11 @@ from adapters.telegram import TelegramConfig, running_telegram
 from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
-from bot.ingest_requests import files_under
+from bot.ingest_requests import files_under, is_link
+from bot.library_output import route_library_output
 from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
-from graphs.ingest.state import IngestRequest, IngestResult
+from graphs.ingest.state import IngestRequest, IngestResult, chunks_text
 from graphs.retrieval import RetrievedPassage
 from scheduler.runner import Scheduler
 from storage.ids import UserId
@@ -51,6 +52,7 @@ def _configure_logging(settings: Settings) -> None:
     )
     # httpx logs full URLs at INFO; URLs can carry tokens.
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    route_library_output(level=settings.log_level)
 
 
 def _run(work: Callable[[Lore], Awaitable[T]]) -> T:
@@ -83,9 +85,9 @@ async def _owner_id(bot: Bot, *, shared: bool, user: str | None) -> UserId | Non
 
 def _describe(result: IngestResult) -> str:
     if result.outcome == "duplicate":
-        return f"Already saved: {result.title} ({result.chunk_count} chunks)"
+        return f"Already saved: {result.title} ({result.chunks_text})"
     verb = "Updated" if result.outcome == "updated" else "Saved"
-    detail = f"{result.chunk_count} chunks"
+    detail = result.chunks_text
     if result.outcome == "updated":
         detail += f", {result.embedded_chunks} re-embedded, {result.removed_chunks} removed"
     if result.pending_chunks:
@@ -122,7 +124,7 @@ def ingest(
 
     async def work(lore: Lore) -> int:
         owner = await _owner_id(lore.bot, shared=shared, user=user)
-        if source.startswith(("http://", "https://")):
+        if is_link(source):
             typer.echo(_describe(await lore.bot.ingest(IngestRequest(owner, url=source))))
             return 0
         if await asyncio.to_thread(path.is_dir):
@@ -171,7 +173,7 @@ def reindex() -> None:
         # This process holds the data directory alone, so no ingest is half-way.
         report = await lore.bot.reindex(folder_min_age_seconds=0)
         typer.echo(
-            f"Re-embedded {report.reembedded_chunks} chunks; removed "
+            f"Re-embedded {chunks_text(report.reembedded_chunks)}; removed "
             f"{report.removed_orphan_points} orphan points and "
             f"{report.removed_orphan_folders} orphan folders."
         )
@@ -227,7 +229,7 @@ def run() -> None:
             counts = await lore.bot.stats()
             typer.echo(
                 f"Knowledge base: {counts.shared_documents} shared documents, "
-                f"{counts.chunks} chunks ({failures} sample files skipped)."
+                f"{chunks_text(counts.chunks)} ({failures} sample files skipped)."
             )
         if lore.settings.telegram_bot_token is None:
             await _chat(lore)

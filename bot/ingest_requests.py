@@ -5,10 +5,17 @@ adapters import `bot` only."""
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from graphs.ingest.extract import SUPPORTED_EXTENSIONS
-from graphs.ingest.state import IngestOutcome, IngestProgress, IngestRequest, IngestResult
+from graphs.ingest.state import (
+    IngestOutcome,
+    IngestProgress,
+    IngestRequest,
+    IngestResult,
+    chunks_text,
+)
 from storage.ids import UserId
 
 __all__ = [
@@ -17,7 +24,9 @@ __all__ = [
     "IngestRequest",
     "IngestResult",
     "UserId",
+    "chunks_text",
     "files_under",
+    "is_link",
     "request_for",
 ]
 
@@ -33,9 +42,22 @@ def files_under(folder: Path) -> list[Path]:
     ]
 
 
+#: "scheme://": a link, whatever its scheme (never a path, even if no such file exists).
+_LINK = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def is_link(source: str) -> bool:
+    """Whether `source` is a link ("scheme://..."), not a path."""
+    return _LINK.match(source) is not None
+
+
 async def request_for(source: str, owner_id: UserId | None) -> list[IngestRequest]:
-    """One request for a URL or a file, one per supported file for a folder."""
-    if source.startswith(("http://", "https://")):
+    """One request for a URL or a file, one per supported file for a folder.
+
+    A link with another scheme (ftp://, file://) goes to the fetcher too, which refuses it
+    with "I can only fetch http:// and https:// links." rather than looking for a file.
+    """
+    if is_link(source):
         return [IngestRequest(owner_id, url=source)]
     path = await asyncio.to_thread(Path(source).expanduser)
     if await asyncio.to_thread(path.is_dir):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+from bot.ingest_requests import chunks_text
 from bot.service import Bot
 
 __all__ = [
@@ -50,7 +51,7 @@ async def reindex(bot: Bot, _now: datetime) -> str:
     """Self-repair: re-embed pending chunks, remove orphan points and folders."""
     report = await bot.reindex()
     return (
-        f"{report.reembedded_chunks} chunks re-embedded, "
+        f"{chunks_text(report.reembedded_chunks)} re-embedded, "
         f"{report.removed_orphan_points} orphan points removed"
     )
 

@@ -47,7 +47,7 @@ def lore(workdir: Path, *args: str, stdin: str = "") -> subprocess.CompletedProc
 def test_ingest_a_folder_then_search_and_stats(workdir: Path) -> None:
     ingested = lore(workdir, "ingest", "notes", "--shared")
     assert ingested.returncode == 0, ingested.stderr
-    assert "Saved: Office wifi (1 chunks)" in ingested.stdout
+    assert "Saved: Office wifi (1 chunk)" in ingested.stdout
     assert "Saved: Parking: visitors park in bay 12 behind the bakery." in ingested.stdout
     assert "ignored" not in ingested.stdout + ingested.stderr
 

@@ -132,9 +132,9 @@ def _saved_text(result: IngestResult, shared: bool) -> str:
     where = "the shared knowledge" if shared else "your private notes"
     title = escape(result.title)
     if result.outcome == "duplicate":
-        return f"♻️ Already saved: <b>{title}</b> ({result.chunk_count} chunks) in {where}."
+        return f"♻️ Already saved: <b>{title}</b> ({result.chunks_text}) in {where}."
     verb = "Updated" if result.outcome == "updated" else "Saved"
-    return f"✅ {verb}: <b>{title}</b> ({result.chunk_count} chunks) in {where}."
+    return f"✅ {verb}: <b>{title}</b> ({result.chunks_text}) in {where}."
 
 
 async def run_ingest(

@@ -21,7 +21,13 @@ __all__ = [
     "IngestState",
     "PreparedChunk",
     "RawSource",
+    "chunks_text",
 ]
+
+
+def chunks_text(count: int) -> str:
+    """A number of chunks as people write it: "1 chunk", "0 chunks", "14 chunks"."""
+    return f"{count} chunk" if count == 1 else f"{count} chunks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,11 @@ class IngestResult:
     embedded_chunks: int = 0
     removed_chunks: int = 0
     pending_chunks: int = 0
+
+    @property
+    def chunks_text(self) -> str:
+        """The chunk count for a message: "1 chunk", "14 chunks"."""
+        return chunks_text(self.chunk_count)
 
 
 @dataclass(frozen=True, slots=True)
