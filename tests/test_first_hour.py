@@ -13,12 +13,15 @@ from pathlib import Path
 import pypdf
 import pytest
 
+from adapters.console import ConsoleChat
 from bot.app import Lore
 from bot.errors import IngestRefusedError
 from bot.ingest_requests import chunks_text, request_for
 from bot.library_output import LibraryChatterFilter, route_library_output
 from graphs.ingest.state import IngestRequest
 from tests.sample_files import pdf_bytes
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_one_chunk_is_one_chunk() -> None:
@@ -132,3 +135,26 @@ def test_at_debug_the_terminal_shows_everything(
     assert not any(
         isinstance(f, LibraryChatterFilter) for h in logging.getLogger().handlers for f in h.filters
     )
+
+
+async def test_a_folder_ingest_in_the_terminal_chat_goes_on_after_a_refused_file(
+    lore: Lore, tmp_path: Path
+) -> None:
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    (folder / "a-empty.md").write_text("")
+    (folder / "b-kitchen.md").write_text("# Kitchen\n\nThe kettle is descaled on Mondays.\n")
+    shown: list[str] = []
+
+    async def no_input(_prompt: str) -> str | None:
+        return None
+
+    chat = ConsoleChat(lore.bot, read_line=no_input, write=shown.append, interactive=False)
+    await chat.handle(f"/ingest --shared {folder}")
+    output = "".join(shown)
+    assert f"Skipped {folder / 'a-empty.md'}: This file is empty" in output
+    assert "Saved: Kitchen (1 chunk)" in output
+    assert (await lore.bot.stats()).shared_documents == 1
+    ingesting = " ".join((ROOT / "docs" / "ingesting.md").read_text("utf-8").split())
+    assert "a folder ingest stops at the refused file" not in ingesting
+    assert "for a refused file and goes on with the others" in ingesting
