@@ -7,6 +7,12 @@ as a whole chat turn of the local owner (each in a fresh chat): guards, the offl
 router, hybrid search, the extractive answer, citation checks. A question counts when
 every fact of its case is in the final answer. Prints the share quoted (goal: 90%),
 how many answers cite the expected page first, and each miss with its answer.
+
+One run (2 cores): 65/70 quoted (93%). With the sentence selection before this benchmark
+existed: 60/70 (86%); with the new selection and the docs before the FAQ answered "How
+do I add a document?": 64/70. The five misses are retrieval misses, not selection: the
+passage holding the fact is not among the five hits, or every hit is below the 0.30
+threshold.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from bot.app import open_lore
 from bot.events import Identity
 from evals.facts import ask, load_fact_cases, missing_facts
@@ -15,10 +17,18 @@ from tests.conftest import SettingsFactory
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 OWNER = Identity("console", "owner", "Owner")
-#: Answered from the right passage before, but with the wrong sentence of it: a list cut
-#: after its first item, the page's opening instead of the section named after the
-#: question, the best sentence in a passage just outside the relevance margin.
-SUBSET = ("high-risk-tools", "digest-on", "refused-fetch", "budget-default", "rrf-k", "api-key")
+#: The first four were answered from the right passage before, but with the wrong sentence
+#: of it: a list cut after its first item, the page's opening instead of the section named
+#: after the question, the best sentence in a passage just outside the relevance margin.
+#: "How do I add a document?" (issue 14) had no passage that answered it.
+SUBSET = (
+    "high-risk-tools",
+    "digest-on",
+    "refused-fetch",
+    "budget-default",
+    "add-document",
+    "api-key",
+)
 
 
 def test_the_table_holds_forty_cases_whose_facts_are_on_their_pages() -> None:
@@ -31,6 +41,7 @@ def test_the_table_holds_forty_cases_whose_facts_are_on_their_pages() -> None:
         assert missing_facts(case, "nothing at all") == tuple(alt[0] for alt in case.facts)
 
 
+@pytest.mark.timeout(300)  # ingests six pages of docs/ with the default chunk sizes
 async def test_answers_quote_the_fact_the_question_asks_for(
     make_settings: SettingsFactory,
 ) -> None:
