@@ -50,6 +50,7 @@ _FILLED = 60
 _SETTING = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z][A-Z0-9_]+(?==)")
 _SPAN = re.compile(r"`([^`]+)`")
 _COMMAND = re.compile(r"(?:^|[\s/`(])lore ([a-z][a-z-]*)((?: +[^\s#`]+)*)")
+_TOP_OPTION = re.compile(r"(?:^|[\s/`(])lore (--[a-z][a-z-]*)")
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 
 
@@ -91,6 +92,13 @@ def test_every_setting_a_page_names_exists(page: Path) -> None:
     assert unknown == [], f"{page.name} names settings Lore does not have"
 
 
+@cache
+def top_options() -> frozenset[str]:
+    """The options `lore` itself takes, before a command."""
+    group = typer.main.get_command(app)
+    return frozenset(opt for param in group.params for opt in param.opts) | {"--help"}
+
+
 def test_names_that_are_not_settings_really_are_not() -> None:
     assert set(NOT_SETTINGS).isdisjoint(settings())
 
@@ -108,6 +116,7 @@ def test_every_command_and_option_a_page_names_exists(page: Path) -> None:
                 continue
             options = {opt for param in command.params for opt in param.opts} | {"--help"}
             problems += [f"lore {name} {o}" for o in _OPTION.findall(rest) if o not in options]
+        problems += [f"lore {o}" for o in _TOP_OPTION.findall(code) if o not in top_options()]
     assert problems == [], f"{page.name} names commands or options that do not exist"
 
 
