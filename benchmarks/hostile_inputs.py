@@ -42,8 +42,10 @@ from typing import Any
 
 from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError
+from bot.events import Identity
+from bot.people import LOCAL_OWNER
 from bot.settings import Settings, load_settings
-from graphs.ingest.state import IngestRequest
+from bot.sources import Source
 from tests.fakes.http_server import ScriptedServer, SeenRequest, Writer, answer
 from tests.hostile_files import docx_memory_bomb, nested_gzip_bomb, pdf_drawing_bomb
 
@@ -133,10 +135,10 @@ def _write_sources(folder: Path, cases: Sequence[str]) -> None:
 
 
 async def _ingest(lore: Lore, case: str, folder: Path) -> str:
-    owner = (await lore.bot.console_user("mallory")).id
+    owner = await lore.bot.local_member(LOCAL_OWNER, "mallory", create=True)
     path = folder / _FILES[case]
     if case != "nested-gzip":
-        return await _outcome(lore, IngestRequest(owner, path=path))
+        return await _outcome(lore, owner, Source(path=path))
     body = path.read_bytes()
 
     async def route(_: SeenRequest, __: asyncio.StreamReader, writer: Writer) -> None:
@@ -145,12 +147,12 @@ async def _ingest(lore: Lore, case: str, folder: Path) -> str:
         )
 
     async with ScriptedServer(routes={"/bomb": route}) as site:
-        return await _outcome(lore, IngestRequest(owner, url=site.url("/bomb")))
+        return await _outcome(lore, owner, Source(url=site.url("/bomb")))
 
 
-async def _outcome(lore: Lore, request: IngestRequest) -> str:
+async def _outcome(lore: Lore, owner: Identity, source: Source) -> str:
     try:
-        result = await lore.bot.ingest(request)
+        result = await lore.bot.ingest(owner, source)
     except IngestRefusedError as exc:
         return f"refused: {str(exc)[:70]}"
     return f"{result.outcome.value}: {result.chunk_count} chunks"

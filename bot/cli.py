@@ -19,14 +19,15 @@ from bot.app.edges import EDGE_SETTINGS, platform_edges, terminal_edge
 from bot.app.run import run_edges
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
-from bot.ingest_requests import files_under
+from bot.ingest_requests import files_under, looks_like_url
+from bot.library_output import route_library_output
 from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
 from bot.replies import plain_text
 from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
 from bot.sources import Source, saved_message
-from graphs.ingest.state import IngestResult
+from graphs.ingest.state import IngestResult, chunks_text
 from graphs.retrieval import RetrievedPassage
 
 __all__ = ["app", "main"]
@@ -46,6 +47,7 @@ Ingest = Callable[[Source], Awaitable[IngestResult]]
 
 def _configure_logging(settings: Settings) -> None:
     configure_logging(settings.log_level, settings.log_level_third_party, settings.secret_values())
+    route_library_output(level=settings.log_level)
 
 
 def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
@@ -117,7 +119,7 @@ def ingest(
         async def one(item: Source) -> IngestResult:
             return await lore.bot.ingest(who, item, shared=shared)
 
-        if source.startswith(("http://", "https://")):
+        if looks_like_url(source):
             typer.echo(_describe(await one(Source(url=source)), shared=shared))
             return 0
         if await asyncio.to_thread(path.is_dir):
@@ -165,7 +167,7 @@ def reindex() -> None:
         # This process holds the data directory alone, so no ingest is half-way.
         report = await lore.bot.reindex(folder_min_age_seconds=0)
         typer.echo(
-            f"Re-embedded {report.reembedded_chunks} chunks; removed "
+            f"Re-embedded {chunks_text(report.reembedded_chunks)}; removed "
             f"{report.removed_orphan_points} orphan points and "
             f"{report.removed_orphan_folders} orphan folders."
         )
@@ -203,7 +205,7 @@ async def _load_sample(lore: Lore) -> None:
     counts = await lore.bot.stats()
     typer.echo(
         f"Knowledge base: {counts.shared_documents} shared documents, "
-        f"{counts.chunks} chunks ({failures} sample files skipped)."
+        f"{chunks_text(counts.chunks)} ({failures} sample files skipped)."
     )
 
 

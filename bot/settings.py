@@ -78,8 +78,8 @@ class Settings(BaseSettings):
     )
 
     sample_docs_dir: Path | None = Field(
-        default=Path("docs"),
-        description="Markdown folder `lore run` loads as the shared sample knowledge base.",
+        default=None,
+        description="A folder `lore run` loads as shared sample knowledge; `make run` sets docs.",
     )
 
     owners: str = Field(

@@ -14,13 +14,14 @@ from pathlib import Path
 
 from bot.replies import Message, Rich, bold, rich
 from graphs.guards.doors import Door
-from graphs.ingest.state import IngestOutcome, IngestResult
+from graphs.ingest.state import IngestOutcome, IngestResult, chunks_text
 
 __all__ = [
     "RECEIVED",
     "IncomingSource",
     "PendingChoices",
     "Source",
+    "chunks_text",
     "forwarded",
     "is_link",
     "saved_message",
@@ -107,14 +108,10 @@ def too_big(size: int | None, limit: int) -> str | None:
     return None
 
 
-def _chunks(count: int) -> str:
-    return f"{count} chunk" if count == 1 else f"{count} chunks"
-
-
 def saved_message(result: IngestResult, *, shared: bool) -> Message:
     """What the person reads once a source is saved (or recognised as a duplicate)."""
     where = "the shared knowledge" if shared else "your private notes"
-    detail = f" ({_chunks(result.chunk_count)}) in {where}."
+    detail = f" ({result.chunks_text}) in {where}."
     if result.outcome is IngestOutcome.DUPLICATE:
         body: Rich = rich("♻️ Already saved: ", bold(result.title), detail)
     else:

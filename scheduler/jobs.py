@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Protocol
 
 from bot.service import Bot
+from bot.sources import chunks_text
 
 __all__ = [
     "JOBS",
@@ -51,7 +52,7 @@ async def reindex(bot: Bot, _now: datetime) -> str:
     """Self-repair: re-embed pending chunks, remove orphan points and folders."""
     report = await bot.reindex()
     return (
-        f"{report.reembedded_chunks} chunks re-embedded, "
+        f"{chunks_text(report.reembedded_chunks)} re-embedded, "
         f"{report.removed_orphan_points} orphan points removed"
     )
 

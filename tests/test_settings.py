@@ -35,6 +35,7 @@ def test_defaults_need_no_configuration() -> None:
     assert settings.qdrant_url is None
     assert settings.database_path == Path("data") / "lore.sqlite3"
     assert settings.models_dir == Path("data") / "models"
+    assert settings.sample_docs_dir is None  # only `make run`'s demo loads docs/
 
 
 def test_empty_values_mean_unset() -> None:

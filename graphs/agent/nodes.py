@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 
 from langgraph.runtime import Runtime
 
+from graphs.agent.citation_order import StreamRenumberer
 from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta, ToolStatus
 from graphs.agent.guards_node import GuardFlag, check_turn
@@ -166,8 +167,12 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     )
     messages = [ChatMessage("system", system), *_history(state["messages"], 6)]
 
+    # Citations stream numbered 1..n in order of first use, as verify will number them.
+    citations = StreamRenumberer(state.get("passages", {}).keys())
+
     def show(text: str) -> None:
-        runtime.stream_writer(AnswerDelta(text))
+        if shown := citations.feed(text):
+            runtime.stream_writer(AnswerDelta(shown))
 
     try:
         call = await metered_call(
@@ -196,6 +201,8 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     except ProviderStreamError as exc:
         logger.warning("Model stream broke off: %s", exc)
         return {"error": "The answer broke off half-way. Please ask again."}
+    if rest := citations.flush():
+        runtime.stream_writer(AnswerDelta(rest))
     completion, usage = call.completion, call.usage
     spent = TurnUsage(
         completion.model,

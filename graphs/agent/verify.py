@@ -1,7 +1,8 @@
 """The end of every turn: refuse an answer that leaks the system prompt or the tool definitions,
-keep only citations that name stored documents (invariant 5), turn an unsupported answer into
-a refusal, record unanswered questions and grounding risks, book the turn in `turn_log`, and
-stream the final events.
+keep only citations that name stored documents (invariant 5), number them 1..n by first use
+(`graphs.agent.citation_order`), defang links that no source and no question holds
+(invariant 9), turn an unsupported answer into a refusal, record unanswered questions and
+grounding risks, book the turn in `turn_log`, and stream the final events.
 
 A search_memory result cites a past turn, not a document: such a citation is kept only if
 its number came from search_memory in this turn and that turn is still in `turn_log` and
@@ -11,12 +12,14 @@ refusal but not an unanswered question (nothing is missing from the knowledge).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from datetime import datetime
 
 from langgraph.runtime import Runtime
 
+from graphs.agent.citation_order import first_use_order, renumber
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
 from graphs.agent.leaks import leak_reason
@@ -140,6 +143,9 @@ async def _judge(
             f"[{number}] names no stored source",
         )
     answer = _strip(answer, dropped)
+    order = first_use_order([ref.ref for ref in valid])
+    answer = renumber(answer, order)
+    valid = [dataclasses.replace(ref, ref=order[ref.ref]) for ref in valid]
     answer, defanged = defang_untrusted(answer, turn_texts(state.get("messages", []), turn.text))
     if defanged:
         await ctx.incidents.record_guard(

@@ -34,6 +34,7 @@ from graphs.ingest.state import (
     IngestState,
     PreparedChunk,
     RawSource,
+    chunks_text,
 )
 from storage.documents import DocumentRecord, DuplicateContentError, NewChunk
 from storage.ids import DocumentId, PointId, new_document_id, point_id
@@ -228,7 +229,7 @@ async def chunk(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         if digest not in seen:
             seen.add(digest)
             prepared.append(PreparedChunk(chunk=replace(piece, index=len(prepared)), hash=digest))
-    _progress(runtime, "reading", f"Read {extracted.title!r}: {len(prepared)} chunks")
+    _progress(runtime, "reading", f"Read {extracted.title!r}: {chunks_text(len(prepared))}")
     return {"prepared": prepared}
 
 
@@ -242,7 +243,7 @@ async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     todo = [p for p in state["prepared"] if p.hash not in indexed]
     texts = [embedding_text(title, p.chunk.heading_path, p.chunk.text) for p in todo]
     if texts:
-        _progress(runtime, "embedding", f"Embedding {len(texts)} chunks...")
+        _progress(runtime, "embedding", f"Embedding {chunks_text(len(texts))}...")
     dense = await runtime.context.embedder.embed_passages(texts)
     lexical = runtime.context.lexical
     vectors = {
@@ -300,7 +301,7 @@ async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     pending = await _write_vectors(context, record, prepared, removed)
     outcome = IngestOutcome.UPDATED if existing is not None else IngestOutcome.SAVED
     embedded = sum(1 for p in prepared if p.dense is not None)
-    _progress(runtime, "saved", f"Saved: {record.title} ({len(rows)} chunks)")
+    _progress(runtime, "saved", f"Saved: {record.title} ({chunks_text(len(rows))})")
     result = IngestResult(
         outcome,
         document_id,

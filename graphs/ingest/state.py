@@ -21,7 +21,13 @@ __all__ = [
     "IngestState",
     "PreparedChunk",
     "RawSource",
+    "chunks_text",
 ]
+
+
+def chunks_text(count: int) -> str:
+    """A number of chunks as people write it: "1 chunk", "0 chunks", "14 chunks"."""
+    return f"{count} chunk" if count == 1 else f"{count} chunks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,11 @@ class IngestResult:
     removed_chunks: int = 0
     pending_chunks: int = 0
     masked_cards: int = 0  # card numbers masked before storing (edges tell the member)
+
+    @property
+    def chunks_text(self) -> str:
+        """The chunk count for a message: "1 chunk", "14 chunks"."""
+        return chunks_text(self.chunk_count)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,11 @@
 Passages below the relevance threshold never reach an answer, nor do passages that hold
 too little of the question's content words (`coverage`, the "near miss" gate); with
 nothing left the answer is a recognisable refusal (`is_refusal`). Otherwise the top
-passages (at most `MAX_PASSAGES`, within `MARGIN` of the best relevance) each give the
-one or two sentences that best match the question (`graphs.llm.offline_quotes`),
-quoted verbatim apart from Markdown markers, with the document title and "[ref]".
+passages (within `MARGIN` of the best relevance, plus any other passage above the
+threshold whose quote matches the question clearly better; at most `MAX_PASSAGES`)
+each give the one or two sentences that best match the question
+(`graphs.llm.offline_quotes`), quoted verbatim apart from Markdown markers, with the
+document title and "[ref]".
 Approval outcomes and tool errors become short confirmations or apologies.
 """
 
@@ -232,10 +234,7 @@ def search_answer(
     best = _best_passages(passages, threshold)
     if coverage(question, best) < min_coverage:
         return None
-    picks = sorted(
-        ((*pick_sentences(question, p.text), p) for p in best),
-        key=lambda pick: (-pick[1], -pick[2].relevance, pick[2].ref),
-    )
+    picks = _picks(question, best, [p for p in passages if p.relevance >= threshold])
     parts: list[str] = []
     quoted: set[str] = set()
     titles: set[str] = set()
@@ -267,6 +266,29 @@ def coverage(question: str, passages: Sequence[Source]) -> float:
     for passage in passages:
         found.update(content_stems(f"{passage.title} {passage.section} {passage.text}"))
     return len(wanted & found) / len(wanted)
+
+
+def _picks(
+    question: str, best: Sequence[Source], above: Sequence[Source]
+) -> list[tuple[list[Sentence], float, Source]]:
+    """The quotes of the `best` passages, and of any other passage `above` the threshold
+    whose quote scores at least one more than all of theirs (it holds a word of the
+    question they lack), best quote first; at most `MAX_PASSAGES`."""
+
+    def pick(passage: Source) -> tuple[list[Sentence], float, Source]:
+        section = passage.section.rsplit(" > ", 1)[-1]
+        return (*pick_sentences(question, passage.text, section=section), passage)
+
+    picks = [pick(p) for p in best]
+    bar = max((score for _, score, _ in picks), default=0.0)
+    chosen = {p.ref for p in best}
+    picks.extend(
+        candidate
+        for candidate in map(pick, (p for p in above if p.ref not in chosen and p.text.strip()))
+        if candidate[1] >= bar + 1
+    )
+    picks.sort(key=lambda item: (-item[1], -item[2].relevance, item[2].ref))
+    return picks[:MAX_PASSAGES]
 
 
 def _best_passages(passages: Sequence[Source], threshold: float) -> list[Source]:

@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from graphs.llm.offline_cues import answer_kind, looks_like
+
 __all__ = ["Sentence", "content_stems", "join_quote", "pick_sentences", "split_sentences"]
 
 _STOPWORD_TEXT = (
@@ -52,12 +54,18 @@ class Sentence:
     heading: str
     position: int
     code: bool = False
+    #: A list item or table row (one of a series), not running text.
+    item: bool = False
+    #: The first unit under a heading that the passage itself shows.
+    opening: bool = False
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"(\[*])")
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 _TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
+#: A link in a sentence is an example; its words say nothing about the sentence's topic.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
 _POINTER = re.compile(
     r"^(?:this|that|the\s+following|the\s+next)\s+(?:page|section|document|guide|chapter)\b"
     r"|^see\b",
@@ -71,44 +79,58 @@ _LONG = 200
 _BUDGET = 500
 #: ... and has fewer units than this.
 _MAX_UNITS = 5
+#: The bonus of a sentence of the kind of answer the question asks for.
+_CUE = 0.5
 
 
-def pick_sentences(question: str, text: str) -> tuple[list[Sentence], float]:
+def pick_sentences(question: str, text: str, *, section: str = "") -> tuple[list[Sentence], float]:
     """The 1-2 sentences of `text` that best answer `question`, in reading order, and a score.
 
-    When a section heading holds at least two thirds of the question's content stems
-    (an FAQ entry, a section named after the question), its opening sentences are the
-    answer. Otherwise each sentence scores the distinct question stems it holds (half
-    for a code line, an example rather than a statement) plus half of those its
-    heading holds, less one for "This page ..." sentences that only point elsewhere;
-    earlier sentences win ties. The runner-up is kept when it scores at least half the
-    best, and a sentence ending in ":" brings the list it introduces.
+    Each sentence scores the distinct question stems it holds outside links (half for a
+    code line, an example rather than a statement), plus half of those its heading holds (`section`,
+    the heading the passage starts under, for the sentences before its first own
+    heading), plus a bonus for the kind of answer the question asks for (a number, a
+    place, a command: `graphs.llm.offline_cues`; it only ranks, the runner-up rule below
+    ignores it), less one for "This page ..." sentences that only point elsewhere;
+    earlier sentences win ties. The opening sentence of a
+    section whose heading holds at least two thirds of the question's stems (an FAQ
+    entry, a section named after the question) also scores those stems again, and one
+    more when the heading holds them all; when it wins and is short, the sentence after
+    it comes along. Otherwise the runner-up is kept
+    when it scores at least half the best. A sentence ending in ":" brings the list it
+    introduces.
     """
-    sentences = split_sentences(text)
+    sentences = split_sentences(text, heading=section)
     wanted = set(content_stems(question))
     if not sentences:
         return [], 0.0
-    if wanted and (opening := _answering_section(sentences, wanted)):
-        return _with_lists(opening, sentences), float(len(wanted))
+    kind = answer_kind(question)
     scored = sorted(
-        ((_score(s, wanted), s) for s in sentences), key=lambda item: (-item[0], item[1].position)
+        ((_score(s, wanted), _CUE if looks_like(kind, s.text) else 0.0, s) for s in sentences),
+        key=lambda item: (-item[0] - item[1], item[2].position),
     )
-    best_score, best = scored[0]
+    best_score, best_cue, best = scored[0]
     keep = [best]
-    if best_score > 0 and len(scored) > 1 and scored[1][0] * 2 >= best_score:
-        keep.append(scored[1][1])
-    return _with_lists(sorted(keep, key=lambda s: s.position), sentences), best_score
+    if _answers_section(best, wanted):
+        if len(best.text) < _LONG and (following := _next(best, sentences)):
+            keep.append(following)
+    elif best_score > 0 and len(scored) > 1 and scored[1][0] * 2 >= best_score:
+        keep.append(scored[1][2])
+    chosen = _with_lists(sorted(keep, key=lambda s: s.position), sentences)
+    return chosen, best_score + best_cue
 
 
-def _answering_section(sentences: Sequence[Sentence], wanted: set[str]) -> list[Sentence]:
-    for sentence in sentences:
-        covered = wanted.intersection(content_stems(sentence.heading))
-        if len(covered) * 3 >= len(wanted) * 2:
-            opening = [sentence]
-            if len(sentence.text) < _LONG and (following := _next(sentence, sentences)):
-                opening.append(following)
-            return opening
-    return []
+def _heading_stems(sentence: Sentence, wanted: set[str]) -> int:
+    return len(wanted.intersection(content_stems(sentence.heading)))
+
+
+def _answers_section(sentence: Sentence, wanted: set[str]) -> bool:
+    """Whether `sentence` opens a section whose heading holds 2/3 of the question's stems."""
+    return (
+        sentence.opening
+        and bool(wanted)
+        and _heading_stems(sentence, wanted) * 3 >= len(wanted) * 2
+    )
 
 
 def _next(sentence: Sentence, sentences: Sequence[Sentence]) -> Sentence | None:
@@ -128,13 +150,16 @@ def _with_lists(chosen: list[Sentence], sentences: Sequence[Sentence]) -> list[S
         if result and result[-1].position >= sentence.position:
             continue
         result.append(sentence)
-        current = sentence
-        while current.text.endswith(":") and len(result) < _MAX_UNITS:
+        current, in_list = sentence, False
+        while len(result) < _MAX_UNITS and sum(len(s.text) for s in result) <= _BUDGET:
             following = _next(current, sentences)
-            if following is None or sum(len(s.text) for s in result) > _BUDGET:
+            if following is None:
+                break
+            # A ":" opens a list; its items follow each other until the list ends.
+            if not (current.text.endswith(":") or (in_list and current.item and following.item)):
                 break
             result.append(following)
-            current = following
+            current, in_list = following, True
     return [
         s
         for s, after in itertools.zip_longest(result, result[1:])
@@ -143,47 +168,77 @@ def _with_lists(chosen: list[Sentence], sentences: Sequence[Sentence]) -> list[S
 
 
 def _score(sentence: Sentence, wanted: set[str]) -> float:
-    own = len(wanted.intersection(content_stems(sentence.text)))
-    heading = len(wanted.intersection(content_stems(sentence.heading)))
+    own = len(wanted.intersection(content_stems(_URL.sub(" ", sentence.text))))
+    heading = _heading_stems(sentence, wanted)
+    # Opening a section named after the question: its stems count again, all of them more.
+    opening = heading + (heading == len(wanted)) if _answers_section(sentence, wanted) else 0
     pointer = 1 if _POINTER.match(sentence.text) else 0
-    return own * (0.5 if sentence.code else 1.0) + heading / 2 - pointer
+    return own * (0.5 if sentence.code else 1.0) + heading / 2 + opening - pointer
 
 
-def split_sentences(text: str) -> list[Sentence]:
-    """Sentences, list items, table rows and code lines of a Markdown chunk, headings noted."""
-    units: list[tuple[str, str, str]] = []  # heading, text, kind (text, code or row)
-    heading = ""
-    paragraph: list[str] = []
+def split_sentences(text: str, *, heading: str = "") -> list[Sentence]:
+    """Sentences, list items, table rows and code lines of a Markdown chunk, headings noted.
+
+    `heading` is the heading the chunk starts under (a chunk cut from a long section
+    shows none of its own until the next heading line).
+    """
+    units = _Units(heading)
     in_code = False
     columns: list[str] = []
     lines = [line.strip() for line in [*text.splitlines(), "", ""]]
     for stripped, after in itertools.pairwise(lines):
         kind = _line_kind(stripped, in_code=in_code)
-        if kind not in {"text", "code"} or _BULLET.match(stripped):
-            units.extend((heading, piece, "text") for piece in _sentences(" ".join(paragraph)))
-            paragraph.clear()
+        bullet = _BULLET.match(stripped) is not None
+        if kind not in {"text", "code"} or bullet:
+            units.end_paragraph(next_is_item=bullet)
         if kind == "fence":
             in_code = not in_code
         elif kind == "code":
-            units.append((heading, f"`{stripped}`", "code"))
+            units.add("code", f"`{stripped}`")
         elif kind == "heading":
-            heading = stripped.lstrip("#").strip()
+            units.start_section(stripped.lstrip("#").strip())
         elif kind == "row" and _TABLE_RULE.match(after):
             columns = _cells(stripped)
         elif kind == "row":
-            units.append((heading, _row(_cells(stripped), columns), "row"))
+            units.add("row", _row(_cells(stripped), columns))
         elif kind == "text":
-            paragraph.append(_BULLET.sub("", stripped))
-    last = len(units) - 1
+            units.paragraph.append(_BULLET.sub("", stripped))
+    last = len(units.found) - 1
     return [
         Sentence(
-            _tidy(piece, opening=index == 0, closing=kind == "text" and index == last),
+            _tidy(piece, opening=index == 0, closing=kind in {"text", "item"} and index == last),
             where,
             index,
             code=kind == "code",
+            item=kind in {"item", "row"},
+            opening=first,
         )
-        for index, (where, piece, kind) in enumerate(units)
+        for index, (where, piece, kind, first) in enumerate(units.found)
     ]
+
+
+class _Units:
+    """The units found so far, the paragraph being read and the heading they fall under."""
+
+    def __init__(self, heading: str) -> None:
+        self.found: list[tuple[str, str, str, bool]] = []  # heading, text, kind, opening
+        self.paragraph: list[str] = []
+        self._heading = heading
+        self._paragraph_kind = "text"
+        self._opening = False  # the next unit is the first under a heading line of the chunk
+
+    def add(self, kind: str, *pieces: str) -> None:
+        for piece in pieces:
+            self.found.append((self._heading, piece, kind, self._opening))
+            self._opening = False
+
+    def end_paragraph(self, *, next_is_item: bool) -> None:
+        self.add(self._paragraph_kind, *_sentences(" ".join(self.paragraph)))
+        self.paragraph.clear()
+        self._paragraph_kind = "item" if next_is_item else "text"
+
+    def start_section(self, heading: str) -> None:
+        self._heading, self._opening = heading, True
 
 
 def _cells(row: str) -> list[str]:

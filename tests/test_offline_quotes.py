@@ -1,0 +1,103 @@
+"""Sentence selection of the offline answerer: lists, sections, headings, answer kinds."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphs.llm.offline_answer import Source, search_answer
+from graphs.llm.offline_cues import AnswerKind, answer_kind
+from graphs.llm.offline_quotes import pick_sentences
+
+TOOLS_TEXT = (
+    "## Risky tools\n\nTwo tools are labelled risky, because they reach other people:\n\n"
+    "- `send_note` sends a note from the person to the owner;\n"
+    "- `publish` publishes a private document to everyone.\n\n"
+    "Risk is a property of the tool, not of the prompt."
+)
+PAGE_TEXT = (
+    "# Morning digests and memory\n\nScheduled jobs send morning digests and build memory.\n\n"
+    "## How to turn on the morning digest\n\nSend `/digest 07:30 Europe/Berlin` in a private "
+    "chat. Add `quiet` to skip empty days."
+)
+
+
+def source(ref: int, text: str, relevance: float, section: str = "") -> Source:
+    return Source(ref, f"doc-{ref}", f"Doc {ref}", f"doc{ref}.md", section, text, relevance, False)
+
+
+def quoted(question: str, text: str, *, section: str = "") -> str:
+    sentences, _ = pick_sentences(question, text, section=section)
+    return " ".join(sentence.text for sentence in sentences)
+
+
+def test_a_sentence_ending_in_a_colon_brings_every_item_of_its_list() -> None:
+    quote = quoted("Which tools are risky?", TOOLS_TEXT)
+    assert quote.startswith("Two tools are labelled risky")
+    assert "`send_note`" in quote
+    assert "`publish`" in quote
+
+
+def test_the_section_named_after_the_question_beats_the_page_opening() -> None:
+    quote = quoted("How do I turn on the morning digest?", PAGE_TEXT)
+    assert quote.startswith("Send `/digest 07:30 Europe/Berlin`")
+    assert "Scheduled jobs" not in quote
+
+
+def test_a_passage_cut_from_a_long_section_is_read_under_that_section() -> None:
+    text = "It costs one dollar a day at most. Nothing is charged twice."
+    question = "What is the daily budget?"
+    alone, alone_score = pick_sentences(question, text)
+    under, under_score = pick_sentences(question, text, section="Daily budget")
+    assert under_score > alone_score  # it now competes with passages that show the heading
+    assert under[0].heading == "Daily budget"
+    assert not under[0].opening  # not shown under its heading: no bonus for an opening
+    assert alone[0].heading == ""
+
+
+def test_the_kind_of_answer_breaks_a_tie() -> None:
+    wait = source(1, "Retries wait between attempts.", 0.60)
+    count = source(2, "Retries happen up to 3 times.", 0.55)
+    how_many = search_answer("How many retries?", [wait, count], threshold=0.3, group_note=False)
+    why = search_answer("Why retries?", [wait, count], threshold=0.3, group_note=False)
+    assert how_many is not None
+    assert why is not None
+    assert how_many.text.startswith("From \u201cDoc 2\u201d: \u201cRetries happen up to 3 times.")
+    assert why.text.startswith("From \u201cDoc 1\u201d: \u201cRetries wait between attempts.")
+
+
+def test_words_inside_a_link_do_not_make_a_sentence_relevant() -> None:
+    text = (
+        "A link is refused with `https://example.org/big.pdf is too large`. "
+        "Uploads may be 20 MiB big."
+    )
+    assert quoted("How big may an upload be?", text) == "Uploads may be 20 MiB big."
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many rounds can a turn use?", AnswerKind.NUMBER),
+        ("What is the default daily budget?", AnswerKind.NUMBER),
+        ("Where are the originals kept?", AnswerKind.PLACE),
+        ("How do I add a document?", AnswerKind.ACTION),
+        ("Why is my PDF refused?", AnswerKind.ANY),
+    ],
+)
+def test_answer_kinds(question: str, kind: AnswerKind) -> None:
+    assert answer_kind(question) is kind
+
+
+def test_a_passage_outside_the_margin_is_quoted_when_it_holds_more_of_the_question() -> None:
+    best = source(1, "The budget day rolls over at midnight.", 0.60, "Budget day")
+    lower = source(2, "`DAILY_BUDGET_USD` (default 1.0) caps one day's spending.", 0.45)
+    unrelated = source(3, "Digests are sent in the morning.", 0.44)
+    answer = search_answer(
+        "What is the default daily budget?",
+        [best, lower, unrelated],
+        threshold=0.3,
+        group_note=False,
+    )
+    assert answer is not None
+    assert "default 1.0" in answer.text
+    assert "[2]" in answer.text
+    assert "[3]" not in answer.text  # below the margin and no better a match
