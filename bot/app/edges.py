@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from pydantic import SecretStr
+
 from adapters.console import ConsoleEdge
+from adapters.slack import SlackConfig, SlackEdge
 from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app.core import Lore
 from bot.edge import Edge
@@ -15,7 +18,7 @@ from storage.processed_events import ProcessedEvents
 __all__ = ["EDGE_SETTINGS", "platform_edges", "terminal_edge"]
 
 # What an operator sets to start each platform edge (named when none is configured).
-EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN",)
+EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN")
 LEDGER_DAYS = 7  # platforms redeliver for minutes (Slack) to a day (Telegram)
 
 
@@ -38,6 +41,21 @@ def _telegram_config(settings: Settings) -> TelegramConfig:
     )
 
 
+def _slack_config(settings: Settings) -> SlackConfig:
+    def reveal(secret: SecretStr | None) -> str | None:
+        return secret.get_secret_value() if secret is not None else None
+
+    return SlackConfig(
+        bot_token=reveal(settings.slack_bot_token) or "",
+        max_file_bytes=settings.max_file_bytes,
+        app_token=reveal(settings.slack_app_token),
+        signing_secret=reveal(settings.slack_signing_secret),
+        listen=settings.slack_http_listen,
+        port=settings.slack_http_port,
+        api_url=settings.slack_api_url,
+    )
+
+
 async def _ledger(lore: Lore, platform: str) -> ProcessedEvents:
     ledger = ProcessedEvents(lore.database, platform)
     await ledger.prune(datetime.now(UTC) - timedelta(days=LEDGER_DAYS))
@@ -51,6 +69,9 @@ async def platform_edges(lore: Lore) -> list[Edge]:
     if settings.telegram_bot_token is not None:
         ledger = await _ledger(lore, TelegramEdge.platform)
         edges.append(TelegramEdge(_telegram_config(settings), ledger))
+    if settings.slack_bot_token is not None:
+        ledger = await _ledger(lore, SlackEdge.platform)
+        edges.append(SlackEdge(_slack_config(settings), ledger))
     return edges
 
 
