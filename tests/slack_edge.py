@@ -32,6 +32,7 @@ __all__ = [
     "in_dm",
     "join",
     "slack",
+    "slack_on",
     "welcome_people",
 ]
 
@@ -65,24 +66,33 @@ class SlackRun:
 
 
 @asynccontextmanager
+async def slack_on(lore: Lore, fake: FakeSlack, **overrides: Any) -> AsyncIterator[SlackRun]:
+    """The Slack edge (HTTP mode unless an `app_token` is given) on a running core."""
+    values: dict[str, Any] = {
+        "bot_token": fake.bot_token,
+        "max_file_bytes": lore.settings.max_file_bytes,
+        "signing_secret": SECRET,
+        "port": 0,
+        "api_url": fake.api_url,
+        "stream_interval": 0.2,
+        "ping_interval": 1.0,
+        **overrides,
+    }
+    edge = SlackEdge(SlackConfig(**values), ProcessedEvents(lore.database, "slack"))
+    async with edge.running(lore.bot) as running:
+        port = running.http.port if running.http is not None else 0
+        sender = SlackSender(fake, SECRET, f"http://127.0.0.1:{port}/slack/events")
+        yield SlackRun(lore, running, fake, sender)
+
+
+@asynccontextmanager
 async def slack(settings: Settings, fake: FakeSlack, **overrides: Any) -> AsyncIterator[SlackRun]:
-    """The real core plus the Slack edge (HTTP mode unless an `app_token` is given)."""
-    async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
-        values: dict[str, Any] = {
-            "bot_token": fake.bot_token,
-            "max_file_bytes": settings.max_file_bytes,
-            "signing_secret": SECRET,
-            "port": 0,
-            "api_url": fake.api_url,
-            "stream_interval": 0.2,
-            "ping_interval": 1.0,
-            **overrides,
-        }
-        edge = SlackEdge(SlackConfig(**values), ProcessedEvents(lore.database, "slack"))
-        async with edge.running(lore.bot) as running:
-            port = running.http.port if running.http is not None else 0
-            sender = SlackSender(fake, SECRET, f"http://127.0.0.1:{port}/slack/events")
-            yield SlackRun(lore, running, fake, sender)
+    """The real core plus the Slack edge."""
+    async with (
+        open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore,
+        slack_on(lore, fake, **overrides) as run,
+    ):
+        yield run
 
 
 def in_dm(fake: FakeSlack, user: SlackUser, method: str = "chat.postMessage") -> list[SlackCall]:

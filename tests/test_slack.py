@@ -368,12 +368,12 @@ async def test_in_a_channel_command_replies_are_ephemeral_and_private_ones_refus
         await join(run, ALICE)
         form = run.send.command(ALICE, "sources", CHANNEL)
         await run.send.slash(form)
-        told = await fake.wait_for_response(lambda p: p.key in form["response_url"])
+        told = await fake.wait_for_response(lambda p: p.url == form["response_url"])
         assert told.text == "Send /lore sources to me in a private chat."
         assert told.body["response_type"] == "ephemeral"
         help_form = run.send.command(ALICE, "", CHANNEL)  # `/lore` alone is `/lore help`
         await run.send.slash(help_form)
-        helped = await fake.wait_for_response(lambda p: p.key in help_form["response_url"])
+        helped = await fake.wait_for_response(lambda p: p.url == help_form["response_url"])
         assert "/lore sources" in helped.text
         assert helped.body["response_type"] == "ephemeral"
     assert fake.of("chat.postMessage", channel=CHANNEL) == []

@@ -76,7 +76,7 @@ def _buttons(blocks: Any) -> dict[str, tuple[str, str]]:
 class Posted:
     """A message posted to a `response_url`."""
 
-    key: str
+    url: str
     body: dict[str, Any]
     at: float
 
@@ -386,9 +386,8 @@ class FakeSlack:
         return web.Response(body=data, content_type=mimetype)
 
     async def _respond(self, request: web.Request) -> web.Response:
-        self.responses.append(
-            Posted(request.match_info["key"], await request.json(), time.monotonic())
-        )
+        url = self.response_url(request.match_info["key"])
+        self.responses.append(Posted(url, await request.json(), time.monotonic()))
         await self._notify()
         return web.Response(text="ok")
 
