@@ -48,6 +48,7 @@ class SlackSender:
     fake: FakeSlack
     secret: str
     url: str
+    client: httpx.AsyncClient | None = None  # one shared client, or a fresh one per request
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
 
     # -- payloads ----------------------------------------------------------------------------
@@ -173,12 +174,11 @@ class SlackSender:
     ) -> httpx.Response:
         """POST a raw body, signed (with the right secret unless another is given)."""
         signed = sign(secret or self.secret, body, timestamp)
+        all_headers = {"Content-Type": content_type, **signed, **(headers or {})}
+        if self.client is not None:
+            return await self.client.post(self.url, content=body, headers=all_headers)
         async with httpx.AsyncClient(timeout=10) as client:
-            return await client.post(
-                self.url,
-                content=body,
-                headers={"Content-Type": content_type, **signed, **(headers or {})},
-            )
+            return await client.post(self.url, content=body, headers=all_headers)
 
     async def event(
         self, event: dict[str, Any], *, event_id: str | None = None, retry: int | None = None
