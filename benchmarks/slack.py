@@ -2,14 +2,15 @@
 mode, both receiving correctly signed Events API requests and both talking to the same
 kind of fake Slack Web API (tests.fakes) in one run.
 
-Lore answers with the offline model over a one-note knowledge base (its direct-message
-answers stream through `chat.startStream`, then the final message replaces the stream);
-the echo app replies to each direct message with its text through Bolt's `say()`.
-Reported per app:
+Lore answers with the offline model over a one-note knowledge base; questions are asked at
+the top level of direct messages, where Lore posts one message (its "⏳ Searching…" status
+first) and edits it into the answer. The echo app replies to each direct message with its
+text through Bolt's `say()`. Reported per app:
 
 - time to first visible text: from posting a signed event to the first Web API call that
   shows text in that conversation (a stream, a message or an edit), p50/p95 over
-  `--sequential` events sent one at a time;
+  `--sequential` events sent one at a time; for Lore also the first answer text (the
+  first text that is not its status line);
 - events/s: `--events` questions from `--members` direct messages posted at once (at most
   `--connections` requests in flight), until every final answer has arrived;
 - the ratios Lore/echo (latency) and echo/Lore (throughput).
@@ -40,7 +41,7 @@ from bot.settings import load_settings
 from bot.sources import Source
 from storage.processed_events import ProcessedEvents
 from tests.fakes.slack_requests import SlackSender, SlackUser
-from tests.fakes.slack_server import FakeSlack
+from tests.fakes.slack_server import FakeSlack, SlackCall
 
 __all__ = ["main"]
 
@@ -55,14 +56,13 @@ def _members(count: int) -> list[SlackUser]:
     return [SlackUser(f"U0M{n:05d}", f"Member {n}") for n in range(count)]
 
 
-async def _first_text(fake: FakeSlack, channel: str, after: int) -> float:
-    def shown() -> bool:
-        return any(c.channel == channel and c.method in TEXT_METHODS for c in fake.calls[after:])
+async def _first_text(fake: FakeSlack, channel: str, after: int, *, answer: bool = False) -> float:
+    def text(call: SlackCall) -> bool:
+        shown = call.channel == channel and call.method in TEXT_METHODS
+        return shown and not (answer and call.text.startswith("⏳"))
 
-    await fake.wait_until(shown, within=60)
-    return next(
-        c.at for c in fake.calls[after:] if c.channel == channel and c.method in TEXT_METHODS
-    )
+    await fake.wait_until(lambda: any(text(call) for call in fake.calls[after:]), within=60)
+    return next(call.at for call in fake.calls[after:] if text(call))
 
 
 async def _measure(
@@ -71,15 +71,17 @@ async def _measure(
     members: list[SlackUser],
     counts: tuple[int, int, int],
     finals: Finals,
-) -> tuple[list[float], float]:
+) -> tuple[list[float], list[float], float]:
     sequential, events, connections = counts
-    latencies = []
+    latencies, answers = [], []
     for n in range(sequential):
         member = members[n % len(members)]
+        channel = fake.dm(member.id)
         mark, done = len(fake.calls), finals(fake)
         posted = time.monotonic()
         await send.event(send.dm_message(member, QUESTION))
-        latencies.append((await _first_text(fake, fake.dm(member.id), mark) - posted) * 1000)
+        latencies.append((await _first_text(fake, channel, mark) - posted) * 1000)
+        answers.append((await _first_text(fake, channel, mark, answer=True) - posted) * 1000)
         await fake.wait_until(lambda done=done: finals(fake) > done, within=60)
     gate = asyncio.Semaphore(connections)
 
@@ -90,7 +92,7 @@ async def _measure(
     start, done = time.monotonic(), finals(fake)
     await asyncio.gather(*(one(n) for n in range(events)))
     await fake.wait_until(lambda: finals(fake) >= done + events, within=600)
-    return latencies, events / (time.monotonic() - start)
+    return latencies, answers, events / (time.monotonic() - start)
 
 
 def _lore_finals(fake: FakeSlack) -> int:
@@ -149,11 +151,11 @@ async def _lore_app(
             yield SlackSender(fake, SECRET, f"http://127.0.0.1:{port}/slack/events")
 
 
-def _row(name: str, latencies: list[float], rate: float) -> None:
+def _row(name: str, latencies: list[float], answers: list[float], rate: float) -> None:
     q = statistics.quantiles(latencies, n=20) if len(latencies) > 1 else latencies * 19
     print(
         f"{name:<6} first text p50 {statistics.median(latencies):7.1f} ms  p95 {q[18]:7.1f} ms"
-        f"   {rate:7.1f} events/s"
+        f"   answer text p50 {statistics.median(answers):7.1f} ms   {rate:7.1f} events/s"
     )
 
 
@@ -164,18 +166,19 @@ async def run(events: int, members_count: int, sequential: int, connections: int
     async with httpx.AsyncClient(timeout=30, limits=limits) as client:
         async with FakeSlack() as fake, _echo_app(fake) as send:
             send.client = client
-            echo_latency, echo_rate = await _measure(fake, send, members, counts, _echo_finals)
+            echo = await _measure(fake, send, members, counts, _echo_finals)
         with tempfile.TemporaryDirectory() as tmp:
             async with FakeSlack() as fake, _lore_app(fake, members, tmp) as send:
                 send.client = client
-                lore_latency, lore_rate = await _measure(fake, send, members, counts, _lore_finals)
+                lore = await _measure(fake, send, members, counts, _lore_finals)
     print(f"{events} events from {members_count} direct messages, {connections} connections")
-    _row("echo", echo_latency, echo_rate)
-    _row("lore", lore_latency, lore_rate)
-    slower = statistics.median(lore_latency) / statistics.median(echo_latency)
+    _row("echo", *echo)
+    _row("lore", *lore)
+    slower = statistics.median(lore[0]) / statistics.median(echo[0])
+    answer = statistics.median(lore[1]) / statistics.median(echo[1])
     print(
-        f"ratio  first text lore/echo {slower:.1f}x"
-        f"   throughput echo/lore {echo_rate / lore_rate:.1f}x"
+        f"ratio  first text lore/echo {slower:.1f}x   answer text lore/echo {answer:.1f}x"
+        f"   throughput echo/lore {echo[2] / lore[2]:.1f}x"
     )
 
 

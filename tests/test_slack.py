@@ -65,13 +65,14 @@ def no_unfurls(fake: FakeSlack) -> bool:
 # -- members: questions ---------------------------------------------------------------------
 
 
-async def test_a_direct_message_streams_to_a_cited_answer_and_feedback_records_a_row(
+async def test_a_question_in_a_thread_streams_to_a_cited_answer_and_feedback_records_a_row(
     slack_settings: Settings, fake: FakeSlack
 ) -> None:
     async with slack(slack_settings, fake) as run:
         await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
         await join(run, ALICE)
-        question = run.send.dm_message(ALICE, "When does the office open?")
+        thread = fake.next_ts()  # an agent-view thread (or any thread in the DM)
+        question = run.send.dm_message(ALICE, "When does the office open?", thread_ts=thread)
         response = await run.send.event(question)
         assert response.status_code == 200
         answer = await final_answer(fake, fake.dm(ALICE.id), "*Sources*")
@@ -79,7 +80,7 @@ async def test_a_direct_message_streams_to_a_cited_answer_and_feedback_records_a
         assert "[1]" in answer.text
         assert list(answer.buttons()) == ["👍", "👎"]
         [stream] = fake.of("chat.startStream", channel=fake.dm(ALICE.id))
-        assert stream.params["thread_ts"] == question["ts"]  # a reply to the question
+        assert stream.params["thread_ts"] == thread  # streamed in the thread of the question
         assert stream.params["recipient_user_id"] == ALICE.id
         assert stream.at <= answer.at
         assert answer.method == "chat.update"
@@ -99,6 +100,26 @@ async def test_a_direct_message_streams_to_a_cited_answer_and_feedback_records_a
         assert row is not None
         assert row["value"] == 1
     assert no_unfurls(fake)
+
+
+async def test_a_question_at_the_top_level_is_answered_there_in_one_edited_message(
+    slack_settings: Settings, fake: FakeSlack
+) -> None:
+    async with slack(slack_settings, fake) as run:
+        await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
+        await join(run, ALICE)
+        before = len(in_dm(fake, ALICE))
+        await run.send.event(run.send.dm_message(ALICE, "When does the office open?"))
+        answer = await final_answer(fake, fake.dm(ALICE.id), "*Sources*")
+    [preview] = in_dm(fake, ALICE)[before:]
+    assert preview.text.startswith("⏳ Searching")  # what the agent does, until text comes
+    assert preview.params.get("thread_ts") is None  # where the question was
+    assert answer.method == "chat.update"
+    assert answer.params["ts"] == preview.ts
+    assert "8 am" in answer.text
+    assert list(answer.buttons()) == ["👍", "👎"]
+    assert fake.of("chat.startStream") == []  # Slack streams only replies in a thread
+    assert fake.of("assistant.threads.setStatus") == []
 
 
 async def test_a_stranger_is_refused_without_any_model_call(

@@ -36,7 +36,8 @@ async def test_a_long_corrected_answer_replaces_its_stream_and_continues_in_the_
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office hours"}))
         answer = "It also has a rooftop pool [7]. " + sentence * 150
         fake_openai.enqueue_text(answer, chunks=40, hold_after=20)
-        question = run.send.dm_message(ALICE, "When does the office open?")
+        thread = fake.next_ts()
+        question = run.send.dm_message(ALICE, "When does the office open?", thread_ts=thread)
         await run.send.event(question)
         dm = fake.dm(ALICE.id)
         await fake.wait_for_call(lambda c: c.method == "chat.startStream" and "[7]" in c.text)
@@ -49,7 +50,7 @@ async def test_a_long_corrected_answer_replaces_its_stream_and_continues_in_the_
     parts = [first, *rest]
     assert len(parts) >= 3  # about 7,000 characters in parts of at most 3,000
     assert all(len(part.text) <= 3000 for part in parts)
-    assert all(part.params.get("thread_ts") == question["ts"] for part in rest)
+    assert all(part.params.get("thread_ts") == thread for part in rest)
     assert [bool(part.buttons()) for part in parts] == [False] * (len(parts) - 1) + [True]
     assert streamed.startswith("It also has a rooftop pool [7]")  # the model wrote it...
     assert all("[7]" not in part.text for part in parts)  # ...the verified answer has not

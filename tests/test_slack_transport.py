@@ -105,8 +105,8 @@ async def test_a_retried_event_is_answered_once_even_after_a_restart(
         await run.send.event_body(question, retry=3)
         await run.send.slash(run.send.command(ALICE, "link", fake.dm(ALICE.id)))
         await fake.wait_for_call(lambda c: "Linking accounts" in c.text)
-    streams = fake.of("chat.startStream", channel=fake.dm(ALICE.id))
-    assert len(streams) == 2  # the question once, the marker once
+    previews = [c for c in in_dm(fake, ALICE) if c.text.startswith("⏳")]
+    assert len(previews) == 2  # the question once, the marker once
     assert answers_to(fake, fake.dm(ALICE.id), "8 am") == 2
 
 
@@ -171,7 +171,8 @@ async def test_a_429_during_streaming_is_waited_out_not_dropped(
         await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
         await join(run, ALICE)
         fake.fail_next("chat.startStream", retry_after=1)
-        await run.send.event(run.send.dm_message(ALICE, "When does the office open?"))
+        question = run.send.dm_message(ALICE, "When does the office open?", thread_ts="1.0")
+        await run.send.event(question)
         answer = await final_answer(fake, fake.dm(ALICE.id), "*Sources*")
     refused, started = fake.of("chat.startStream")  # refused with 429, then sent again
     assert (refused.status, started.status) == (429, 200)
@@ -188,15 +189,17 @@ async def test_without_the_streaming_api_one_message_is_posted_and_edited(
     async with slack(slack_settings, fake) as run:
         await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
         await join(run, ALICE)
-        question = run.send.dm_message(ALICE, "When does the office open?")
+        thread = fake.next_ts()
+        question = run.send.dm_message(ALICE, "When does the office open?", thread_ts=thread)
         await run.send.event(question)
         answer = await final_answer(fake, fake.dm(ALICE.id), "*Sources*")
-        await run.send.event(run.send.dm_message(ALICE, "When does the office close?"))
+        again = run.send.dm_message(ALICE, "When does the office close?", thread_ts=thread)
+        await run.send.event(again)
         await fake.wait_until(lambda: answers_to(fake, fake.dm(ALICE.id), "6 pm") >= 1)
     assert len(fake.of("chat.startStream")) == 1  # learnt once: not asked again
     assert len(fake.of("assistant.threads.setStatus")) == 1
     preview = next(c for c in in_dm(fake, ALICE) if c.at <= answer.at and c.ts == answer.ts)
-    assert preview.params.get("thread_ts") is None  # where the question was: the top level
+    assert preview.params.get("thread_ts") == thread  # where the question was
     assert answer.method == "chat.update"  # the preview message became the answer
     assert "8 am" in answer.text
     assert fake.of("chat.appendStream") == []

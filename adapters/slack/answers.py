@@ -1,6 +1,7 @@
 """A question becomes a `Bot` turn whose events come back to Slack: in a direct message the
-answer streams (with the assistant status while tools run); in a channel nothing is shown
-until the verified final answer is posted in the thread of the mention. The final answer
+answer is shown while it is written, where the question was (streamed in a thread, with the
+assistant status while tools run; an edited message at the top level); in a channel nothing
+is shown until the verified final answer is posted in the thread of the mention. The final answer
 is mrkdwn with numbered citations, its Sources and 👍/👎. What to show when is the
 `bot.turn_view.TurnView`'s decision."""
 
@@ -33,7 +34,6 @@ async def answer_question(edge: SlackContext, message: SlackMessage) -> None:
         live = LiveAnswer(
             edge.outbox,
             place=place,
-            question_ts=message.ts,
             user=message.user,
             team=message.team,
             capabilities=edge.capabilities,

@@ -1,11 +1,14 @@
 """Text that grows in a Slack conversation: an answer written while the model writes it, the
 assistant status while tools run, and a status message edited while a source is saved.
 
-An answer streams with Slack's streaming API (`chat.startStream` / `appendStream` /
-`stopStream`) where the workspace answers it; when it does not (an unknown method, a
-missing scope), the edge falls back, for good, to posting one message and editing it with
-`chat.update`. Either way at most one call per `interval` (`bot.throttle.Throttle`), and
-the final text always replaces the preview, so a correction by the verifier wins.
+Slack streams only replies in a thread, so an answer to a question asked in a thread (the
+agent view's threads, or a thread in a direct message) streams with Slack's streaming API
+(`chat.startStream` / `appendStream` / `stopStream`) and shows the assistant status while
+tools run. An answer to a question at the top level of a direct message — or anywhere the
+workspace does not answer those methods (learnt, for good, from the first refusal) — is one
+message posted where the question was and edited with `chat.update`. Either way at most
+one call per `interval` (`bot.throttle.Throttle`), and the final text always replaces the
+preview, so a correction by the verifier wins.
 """
 
 from __future__ import annotations
@@ -49,15 +52,15 @@ class Capabilities:
 
 
 class LiveAnswer:
-    """One answer in a direct message: a stream (or an edited message) while it is written,
-    then the final mrkdwn parts with buttons under the last."""
+    """One answer in a direct message, at `place` (where the question was): a stream (or an
+    edited message) while it is written, then the final mrkdwn parts with buttons under the
+    last."""
 
     def __init__(
         self,
         outbox: Outbox,
         *,
         place: Place,
-        question_ts: str,
         user: str,
         team: str | None,
         capabilities: Capabilities,
@@ -65,7 +68,6 @@ class LiveAnswer:
     ) -> None:
         self._outbox = outbox
         self._place = place
-        self._stream_place = Place(place.channel, place.thread or question_ts)
         self._user = user
         self._team = team
         self._caps = capabilities
@@ -76,12 +78,19 @@ class LiveAnswer:
         self._status_shown = False
 
     async def status(self, text: str) -> None:
-        """What the agent is doing (a tool runs): the assistant status where Slack has it,
-        else a "⏳" preview while no answer text is shown yet."""
-        if self._caps.status and await self._set_status(text):
+        """What the agent is doing (a tool runs): the assistant status in a thread where Slack
+        has it, else a "⏳" preview while no answer text is shown yet."""
+        if self._place.thread and self._caps.status and await self._set_status(text):
             return
-        if not self._caps.streaming and not self._streamed:
+        if not self._streams and not self._streamed:
             await self._throttle.push(f"⏳ {text}")
+
+    @property
+    def _streams(self) -> bool:
+        """Whether the answer is (or will be) a stream."""
+        return self._stream_ts is not None or (
+            self._caps.streaming and self._place.thread is not None and self._message_ts is None
+        )
 
     async def text(self, answer: str) -> None:
         """The answer so far (the whole of it); shown soon."""
@@ -91,8 +100,8 @@ class LiveAnswer:
     async def _set_status(self, text: str) -> bool:
         try:
             await self._outbox.client.assistant_threads_setStatus(
-                channel_id=self._stream_place.channel,
-                thread_ts=self._stream_place.thread or "",
+                channel_id=self._place.channel,
+                thread_ts=self._place.thread or "",
                 status=text,
             )
         except SlackApiError as exc:  # cosmetic: stop asking after the first refusal
@@ -104,21 +113,18 @@ class LiveAnswer:
         return True
 
     async def _show(self, text: str) -> None:
-        if text.startswith("⏳") or self._message_ts is not None:
+        if not self._streams or text.startswith("⏳"):
             await self._edit(text)
-            return
-        if self._stream_ts is None and self._caps.streaming:
+        elif self._stream_ts is None:
             await self._start(text)
-        elif self._stream_ts is not None:
-            await self._append(text)
         else:
-            await self._edit(text)
+            await self._append(text)
 
     async def _start(self, text: str) -> None:
         try:
             response = await self._outbox.client.chat_startStream(
-                channel=self._stream_place.channel,
-                thread_ts=self._stream_place.thread or "",
+                channel=self._place.channel,
+                thread_ts=self._place.thread or "",
                 markdown_text=text[:MAX_APPEND],
                 recipient_user_id=self._user,
                 recipient_team_id=self._team,
@@ -140,7 +146,7 @@ class LiveAnswer:
         delta = text[len(self._streamed) :][:MAX_APPEND]
         try:
             await self._outbox.client.chat_appendStream(
-                channel=self._stream_place.channel,
+                channel=self._place.channel,
                 ts=self._stream_ts or "",
                 markdown_text=delta,
             )
@@ -164,7 +170,7 @@ class LiveAnswer:
         place = self._place
         first = self._message_ts
         if self._stream_ts is not None:
-            place, first = self._stream_place, self._stream_ts
+            first = self._stream_ts
             try:
                 await self._outbox.client.chat_stopStream(channel=place.channel, ts=self._stream_ts)
             except SlackApiError as exc:
