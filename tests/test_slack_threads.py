@@ -80,3 +80,27 @@ async def test_a_request_made_in_a_channel_gets_its_outcome_in_that_thread(
     assert outcome.text != told.text
     assert pending == ()
     assert not [c for c in fake.calls if c.text.startswith("Message from")]
+
+
+@pytest.mark.parametrize("in_thread", [True, False], ids=["streamed", "edited"])
+async def test_a_model_cannot_broadcast_or_mention_anyone_through_an_answer(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI, fake: FakeSlack, in_thread: bool
+) -> None:
+    settings = llm_settings(owners="slack:U0OWNER,console:owner")
+    async with slack(settings, fake) as run:
+        await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
+        await join(run, ALICE)
+        dm = fake.dm(ALICE.id)
+        fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office"}))
+        fake_openai.enqueue_text(
+            "<!channel> The office opens at 8 am [1], ask <@U0OWNER> & co.", chunks=4, hold_after=2
+        )
+        thread = fake.next_ts() if in_thread else None
+        await run.send.event(run.send.dm_message(ALICE, "When?", thread_ts=thread))
+        await fake.wait_until(lambda: any("!channel" in c.text for c in fake.calls))
+        fake_openai.release()
+        await fake.wait_until(lambda: any(c.buttons() for c in fake.calls if c.channel == dm))
+    shown = [c.text for c in fake.calls if c.channel == dm and "!channel" in c.text]
+    assert len(shown) >= 2  # what was shown while it was written, and the final answer
+    assert all("&lt;!channel&gt;" in text and "<!channel>" not in text for text in shown)
+    assert all("<@U0OWNER>" not in text for text in shown)

@@ -15,6 +15,7 @@ import pytest
 from adapters.slack import SlackEdge
 from adapters.slack.mrkdwn import Piece, escape, final_pieces, render, rich_pieces, split
 from bot.app.edges import EDGE_SETTINGS, platform_edges
+from bot.errors import StartupError
 from bot.events import CitationEvent
 from bot.replies import bold, link, rich
 from bot.settings import Settings, SettingsError, load_settings
@@ -153,12 +154,17 @@ async def test_socket_mode_connects_with_the_app_token_and_acknowledges_each_env
     assert len(in_dm(fake, STRANGER)) == 2  # the retried envelope was not answered again
 
 
-async def test_a_wrong_app_token_fails_the_start_with_slacks_error(
+async def test_a_wrong_token_fails_the_start_with_slacks_error_and_no_secret(
     slack_settings: Settings, fake: FakeSlack
 ) -> None:
-    with pytest.raises(Exception, match="invalid_auth"):
+    with pytest.raises(StartupError, match=r"SLACK_APP_TOKEN \(invalid_auth\)") as app:
         async with slack(slack_settings, fake, app_token="xapp-wrong", signing_secret=None):
             pass
+    with pytest.raises(StartupError, match=r"SLACK_BOT_TOKEN \(invalid_auth\)") as bot:
+        async with slack(slack_settings, fake, bot_token="xoxb-wrong-secret"):
+            pass
+    assert "xapp-wrong" not in str(app.value)
+    assert "xoxb-wrong-secret" not in str(bot.value)
 
 
 # -- limits and delivery --------------------------------------------------------------------

@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import aiohttp
 from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.async_handler import AsyncRetryHandler
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
     AsyncRateLimitErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from adapters.slack.config import PLATFORM, SlackConfig
 from adapters.slack.context import SlackContext
@@ -33,6 +35,7 @@ from adapters.slack.outbox import Outbox
 from adapters.slack.streaming import Capabilities
 from bot.dedupe import EventDeduper, EventLedger
 from bot.edge import RunningEdge
+from bot.errors import StartupError
 from bot.service import Bot
 
 __all__ = ["RunningSlack", "SlackEdge"]
@@ -82,7 +85,7 @@ class SlackEdge:
                 logger=SDK_LOGGER,
                 retry_handlers=retries,
             )
-            me = await client.auth_test()
+            me = await _checked(client.auth_test(), "SLACK_BOT_TOKEN", config.api_url)
             edge = SlackContext(
                 bot=bot,
                 config=config,
@@ -121,7 +124,11 @@ class SlackEdge:
             stack.push_async_callback(_close_socket, handler)
             # Asked here so a wrong app token fails the start with Slack's error at once
             # (the Socket Mode client would retry it forever).
-            opened = await client.apps_connections_open(app_token=config.app_token or "")
+            opened = await _checked(
+                client.apps_connections_open(app_token=config.app_token or ""),
+                "SLACK_APP_TOKEN",
+                config.api_url,
+            )
             handler.client.wss_uri = str(opened["url"])
             await handler.connect_async()  # type: ignore[no-untyped-call]  # Bolt's own
             return None
@@ -135,6 +142,20 @@ class SlackEdge:
         await server.start()
         stack.push_async_callback(server.stop)
         return server
+
+
+async def _checked(
+    call: Awaitable[AsyncSlackResponse], setting: str, api_url: str
+) -> AsyncSlackResponse:
+    """A start-up call; Slack's refusal or silence becomes a `StartupError` that names the
+    setting to check (never the token)."""
+    try:
+        return await call
+    except SlackApiError as exc:
+        error = exc.response.get("error", "an error")
+        raise StartupError(f"Slack refused {setting} ({error}); see docs/slack.md.") from exc
+    except (aiohttp.ClientError, TimeoutError) as exc:
+        raise StartupError(f"Lore cannot reach Slack at {api_url}: {exc}") from exc
 
 
 async def _close_socket(handler: AsyncSocketModeHandler) -> None:

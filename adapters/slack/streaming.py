@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from slack_sdk.errors import SlackApiError
 
 from adapters.slack.blocks import Block
+from adapters.slack.mrkdwn import escape
 from adapters.slack.outbox import Outbox, Place
 from bot.throttle import Throttle
 
@@ -83,7 +84,7 @@ class LiveAnswer:
         if self._place.thread and self._caps.status and await self._set_status(text):
             return
         if not self._streams and not self._streamed:
-            await self._throttle.push(f"⏳ {text}")
+            await self._throttle.push(escape(f"⏳ {text}"))
 
     @property
     def _streams(self) -> bool:
@@ -93,9 +94,10 @@ class LiveAnswer:
         )
 
     async def text(self, answer: str) -> None:
-        """The answer so far (the whole of it); shown soon."""
+        """The answer so far (the whole of it); shown soon. Escaped like all text on Slack,
+        so a model's `<!channel>` stays words, never a broadcast."""
         if answer.strip():
-            await self._throttle.push(answer)
+            await self._throttle.push(escape(answer))
 
     async def _set_status(self, text: str) -> bool:
         try:

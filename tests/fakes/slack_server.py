@@ -276,15 +276,15 @@ class FakeSlack:
             "auth.test": self._auth_test,
             "chat.postMessage": self._chat_post_message,
             "chat.update": self._chat_update,
-            "chat.postEphemeral": self._chat_post_ephemeral,
+            "chat.postEphemeral": lambda _: {"ok": True, "message_ts": self.next_ts()},
             "chat.startStream": self._chat_start_stream,
-            "chat.appendStream": self._chat_append_stream,
+            "chat.appendStream": lambda p: {"ok": True, "channel": p["channel"], "ts": p["ts"]},
             "chat.stopStream": self._chat_stop_stream,
-            "assistant.threads.setStatus": self._assistant_threads_set_status,
-            "conversations.open": self._conversations_open,
+            "assistant.threads.setStatus": lambda _: {"ok": True},
+            "conversations.open": lambda p: {"ok": True, "channel": {"id": self.dm(p["users"])}},
             "users.info": self._users_info,
             "files.info": self._files_info,
-            "apps.connections.open": self._apps_connections_open,
+            "apps.connections.open": lambda _: {"ok": True, "url": self._socket_url()},
         }
 
     def _message(self, params: dict[str, Any], ts: str) -> dict[str, Any]:
@@ -333,16 +333,10 @@ class FakeSlack:
             "message": self._message(params, ts),
         }
 
-    def _chat_post_ephemeral(self, _params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "message_ts": self.next_ts()}
-
     def _chat_start_stream(self, params: dict[str, Any]) -> dict[str, Any]:
         if not params.get("thread_ts"):
             return {"ok": False, "error": "invalid_arguments"}
         return {"ok": True, "channel": params["channel"], "ts": self.next_ts()}
-
-    def _chat_append_stream(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "channel": params["channel"], "ts": params["ts"]}
 
     def _chat_stop_stream(self, params: dict[str, Any]) -> dict[str, Any]:
         ts = str(params["ts"])
@@ -352,12 +346,6 @@ class FakeSlack:
             "ts": ts,
             "message": self._message(params, ts),
         }
-
-    def _assistant_threads_set_status(self, _params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True}
-
-    def _conversations_open(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "channel": {"id": self.dm(str(params["users"]))}}
 
     def _users_info(self, params: dict[str, Any]) -> dict[str, Any]:
         user = self.users.get(str(params.get("user")))
@@ -369,8 +357,8 @@ class FakeSlack:
             {"ok": True, "file": stored[0]} if stored else {"ok": False, "error": "file_not_found"}
         )
 
-    def _apps_connections_open(self, _params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "url": f"ws://127.0.0.1:{self.port}/socket?ticket={self.next_ts()}"}
+    def _socket_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/socket?ticket={self.next_ts()}"
 
     async def _download(self, request: web.Request) -> web.Response:
         file_id = request.match_info["file_id"]
