@@ -9,11 +9,13 @@ import json
 import re
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
 from adapters.slack import SlackEdge
 from adapters.slack.mrkdwn import Piece, escape, final_pieces, render, rich_pieces, split
+from bot.app import open_lore
 from bot.app.edges import EDGE_SETTINGS, platform_edges
 from bot.errors import StartupError
 from bot.events import CitationEvent
@@ -279,8 +281,6 @@ def test_slack_secrets_are_not_printed() -> None:
 async def test_lore_run_starts_slack_when_its_token_is_set(
     make_settings: SettingsFactory, fake: FakeSlack
 ) -> None:
-    from bot.app import open_lore  # noqa: PLC0415
-
     settings = make_settings(
         slack_bot_token=fake.bot_token, slack_signing_secret=SECRET, slack_api_url=fake.api_url
     )
@@ -289,3 +289,28 @@ async def test_lore_run_starts_slack_when_its_token_is_set(
         edges = await platform_edges(lore)
     assert [type(edge) for edge in edges] == [SlackEdge]
     assert edges[0].platform == "slack"
+
+
+def test_the_manifest_in_the_docs_asks_for_what_the_edge_uses() -> None:
+    import yaml  # noqa: PLC0415 - only this test reads YAML
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "slack.md").read_text()
+    blocks = re.findall(r"```yaml\n(.*?)```", page, re.DOTALL)
+    socket, http = (yaml.safe_load(block) for block in blocks)
+    scopes = set(socket["oauth_config"]["scopes"]["bot"])
+    assert scopes >= {"app_mentions:read", "chat:write", "im:history", "im:read", "im:write"}
+    assert scopes >= {"files:read", "commands", "users:read", "assistant:write"}
+    assert set(socket["settings"]["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "message.im",
+    }
+    assert [c["command"] for c in socket["features"]["slash_commands"]] == ["/lore"]
+    assert socket["settings"]["interactivity"]["is_enabled"] is True
+    assert socket["settings"]["socket_mode_enabled"] is True
+    urls = {
+        http["settings"]["event_subscriptions"]["request_url"],
+        http["settings"]["interactivity"]["request_url"],
+        http["features"]["slash_commands"][0]["url"],
+    }
+    assert {url.rsplit("/", 2)[-2:] == ["slack", "events"] for url in urls} == {True}
+    assert http["settings"]["socket_mode_enabled"] is False

@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pydantic import SecretStr
 
 from adapters.console import ConsoleEdge
-from adapters.slack import SlackConfig, SlackEdge
 from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app.core import Lore
 from bot.edge import Edge
@@ -41,21 +40,6 @@ def _telegram_config(settings: Settings) -> TelegramConfig:
     )
 
 
-def _slack_config(settings: Settings) -> SlackConfig:
-    def reveal(secret: SecretStr | None) -> str | None:
-        return secret.get_secret_value() if secret is not None else None
-
-    return SlackConfig(
-        bot_token=reveal(settings.slack_bot_token) or "",
-        max_file_bytes=settings.max_file_bytes,
-        app_token=reveal(settings.slack_app_token),
-        signing_secret=reveal(settings.slack_signing_secret),
-        listen=settings.slack_http_listen,
-        port=settings.slack_http_port,
-        api_url=settings.slack_api_url,
-    )
-
-
 async def _ledger(lore: Lore, platform: str) -> ProcessedEvents:
     ledger = ProcessedEvents(lore.database, platform)
     await ledger.prune(datetime.now(UTC) - timedelta(days=LEDGER_DAYS))
@@ -70,9 +54,30 @@ async def platform_edges(lore: Lore) -> list[Edge]:
         ledger = await _ledger(lore, TelegramEdge.platform)
         edges.append(TelegramEdge(_telegram_config(settings), ledger))
     if settings.slack_bot_token is not None:
-        ledger = await _ledger(lore, SlackEdge.platform)
-        edges.append(SlackEdge(_slack_config(settings), ledger))
+        edges.append(await _slack_edge(lore))
     return edges
+
+
+def _reveal(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if secret is not None else None
+
+
+async def _slack_edge(lore: Lore) -> Edge:
+    """The Slack edge. Its libraries (slack-bolt, slack-sdk, aiohttp) are imported only when
+    Slack is configured, so every other `lore` command starts as fast as before."""
+    from adapters.slack import SlackConfig, SlackEdge  # noqa: PLC0415 - see the docstring
+
+    settings = lore.settings
+    config = SlackConfig(
+        bot_token=_reveal(settings.slack_bot_token) or "",
+        max_file_bytes=settings.max_file_bytes,
+        app_token=_reveal(settings.slack_app_token),
+        signing_secret=_reveal(settings.slack_signing_secret),
+        listen=settings.slack_http_listen,
+        port=settings.slack_http_port,
+        api_url=settings.slack_api_url,
+    )
+    return SlackEdge(config, await _ledger(lore, SlackEdge.platform))
 
 
 def terminal_edge(*, interactive: bool) -> Edge:
