@@ -120,6 +120,23 @@ class Settings(BaseSettings):
     )
     telegram_webhook_port: Annotated[int, Field(ge=1, le=65535)] = 8443
 
+    slack_bot_token: SecretStr | None = Field(
+        default=None, description="Bot token (xoxb-); set it to run the Slack edge."
+    )
+    slack_app_token: SecretStr | None = Field(
+        default=None, description="App-level token (xapp-) for Socket Mode; unset = HTTP mode."
+    )
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, description="Signing secret that HTTP-mode requests are checked with."
+    )
+    slack_http_listen: str = Field(
+        default="127.0.0.1", description="Address the Slack HTTP-mode server binds."
+    )
+    slack_http_port: Annotated[int, Field(ge=0, le=65535)] = 3000
+    slack_api_url: str = Field(
+        default="https://slack.com/api/", description="Slack's Web API (tests point it elsewhere)."
+    )
+
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_level_third_party: str = Field(
         default="WARNING",
@@ -154,6 +171,26 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_telegram_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
+    @classmethod
+    def _empty_slack_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _slack_has_a_mode(self) -> Self:
+        bot, app = self.slack_bot_token, self.slack_app_token
+        if bot is not None and not bot.get_secret_value().startswith("xoxb-"):
+            raise ValueError("SLACK_BOT_TOKEN: the bot token starts with xoxb-")
+        if app is not None and not app.get_secret_value().startswith("xapp-"):
+            raise ValueError("SLACK_APP_TOKEN: the app-level token starts with xapp-")
+        if bot is not None and app is None and self.slack_signing_secret is None:
+            msg = (
+                "SLACK_BOT_TOKEN: also set SLACK_APP_TOKEN (Socket Mode) or "
+                "SLACK_SIGNING_SECRET (HTTP mode)"
+            )
+            raise ValueError(msg)
+        return self
 
     @model_validator(mode="after")
     def _webhook_has_secret(self) -> Self:

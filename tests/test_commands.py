@@ -1,9 +1,12 @@
 """Every chat command for {member, owner} in {private chat, group chat}, run through the terminal
-chat and through Telegram (the real PTB edge on the fake Bot API server): both edges get the
-same outcome and, for a refusal, the very same words — the rules live in `bot/` once."""
+chat, through Telegram (the real PTB edge on the fake Bot API server) and through Slack (the
+real Bolt edge on the fake Slack, as `/lore NAME`): every edge gets the same outcome and,
+for a refusal, the very same words once each edge's spelling of a command is accounted
+for — the rules live in `bot/` once."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,7 +22,13 @@ from bot.people import LOCAL_OWNER
 from bot.settings import Settings
 from tests.chat_turns import invite
 from tests.conftest import SettingsFactory
+from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
+from tests.slack_edge import ALICE as SLACK_ALICE
+from tests.slack_edge import CHANNEL, SlackRun, in_dm, slack_on, welcome_people
+from tests.slack_edge import OWNER as SLACK_OWNER
+from tests.slack_edge import STRANGER as SLACK_STRANGER
+from tests.slack_edge import join as slack_join
 from tests.test_telegram import ALICE, GROUP, OWNER, join, send, telegram
 
 # What each command is sent with: harmless arguments that reach the handler.
@@ -98,10 +107,17 @@ def test_the_table_covers_every_command_of_the_registry() -> None:
 
 
 @asynccontextmanager
-async def edges(settings: Settings) -> AsyncIterator[tuple[Lore, FakeTelegram]]:
-    async with FakeTelegram() as fake, telegram(settings, fake) as (lore, _):
+async def edges(settings: Settings) -> AsyncIterator[tuple[Lore, FakeTelegram, SlackRun]]:
+    async with (
+        FakeTelegram() as fake,
+        FakeSlack() as slack_fake,
+        telegram(settings, fake) as (lore, _),
+        slack_on(lore, slack_fake) as slack,
+    ):
+        welcome_people(slack_fake)
         await join(fake, ALICE)
-        yield lore, fake
+        await slack_join(slack, SLACK_ALICE)
+        yield lore, fake, slack
 
 
 async def console_reply(lore: Lore, who: Identity, chat: ChatRef, line: str) -> str:
@@ -136,16 +152,40 @@ def plain(text: str) -> str:
     return re.sub(r"<[^>]+>", "", text).strip()
 
 
+async def slack_reply(slack: SlackRun, role: str, where: str, line: str) -> str:
+    """What `/lore NAME ARGS` answers on Slack, in the bot's direct message (ordinary
+    messages) or in a channel (through the command's response_url)."""
+    fake, user = slack.fake, SLACK_OWNER if role == "owner" else SLACK_ALICE
+    channel = fake.dm(user.id) if where == "private" else CHANNEL
+    form = slack.send.command(user, line.removeprefix("/"), channel)
+    before = len(in_dm(fake, user))
+    await slack.send.slash(form)
+    if where == "private":
+        await fake.wait_until(lambda: len(in_dm(fake, user)) > before)
+        texts = [call.text for call in in_dm(fake, user)[before:]]
+    else:
+        await fake.wait_for_response(lambda posted: posted.url == form["response_url"])
+        texts = [posted.text for posted in fake.responses if posted.url == form["response_url"]]
+    return "\n".join(texts)
+
+
+def as_typed_elsewhere(slack_text: str) -> str:
+    """Slack's words with Slack's spelling of commands (`/lore NAME`) as `/NAME`, mrkdwn's
+    entities and markers undone."""
+    text = html.unescape(re.sub(r"(?<![\w/])[*_`]|[*_`](?![\w])", "", slack_text))
+    return text.replace("/lore ", "/").strip()
+
+
 @pytest.fixture
 def both_settings(make_settings: SettingsFactory) -> Settings:
-    return make_settings(owners="telegram:1001,console:owner")
+    return make_settings(owners="telegram:1001,slack:U0OWNER,console:owner")
 
 
-async def test_every_command_has_the_same_outcome_on_the_terminal_and_on_telegram(
+async def test_every_command_has_the_same_outcome_on_the_terminal_telegram_and_slack(
     both_settings: Settings,
 ) -> None:
     mismatches: list[tuple[object, ...]] = []
-    async with edges(both_settings) as (lore, fake):
+    async with edges(both_settings) as (lore, fake, slack):
         mia = await invite(lore.bot, "mia", platform="console", owner=LOCAL_OWNER)
         for case in CASES:
             who = LOCAL_OWNER if case.role == "owner" else mia
@@ -154,21 +194,24 @@ async def test_every_command_has_the_same_outcome_on_the_terminal_and_on_telegra
             line = f"/{case.command} {ARGS[case.command]}".strip()
             on_console = await console_reply(lore, who, chat, line)
             on_telegram = plain(await telegram_reply(fake, case.role, case.where, line))
+            on_slack = as_typed_elsewhere(await slack_reply(slack, case.role, case.where, line))
             want = expected(case.command, case.role, case.where)
-            got = (outcome(on_console), outcome(on_telegram))
-            if got != (want, want):
-                mismatches.append((case, want, got, on_console[:80], on_telegram[:80]))
-            elif want != "ran" and on_console != on_telegram:
-                mismatches.append((case, "same words", on_console, on_telegram))
+            got = (outcome(on_console), outcome(on_telegram), outcome(on_slack))
+            if got != (want, want, want):
+                mismatches.append((case, want, got, on_console[:80], on_slack[:80]))
+            elif want != "ran" and not on_console == on_telegram == on_slack:
+                mismatches.append((case, "same words", on_console, on_telegram, on_slack))
     assert mismatches == []
 
 
 async def test_a_local_command_is_unknown_on_a_chat_platform(both_settings: Settings) -> None:
-    async with edges(both_settings) as (lore, fake):
+    async with edges(both_settings) as (lore, fake, slack):
         reply = await telegram_reply(fake, "owner", "private", "/ingest /etc/passwd")
+        on_slack = await slack_reply(slack, "owner", "private", "/ingest /etc/passwd")
         local = await console_reply(lore, LOCAL_OWNER, ChatRef("console", "local"), "/help")
         documents = await lore_documents(lore)
     assert reply == "I don't know /ingest. Try /help."
+    assert on_slack == "I don't know /lore ingest. Try /lore help."
     assert "/ingest [--shared] PATH|URL" in local
     assert documents == 0
 
@@ -178,13 +221,16 @@ async def lore_documents(lore: Lore) -> int:
     return stats.shared_documents + stats.private_documents
 
 
-async def test_a_stranger_is_refused_the_same_way_on_both_edges(both_settings: Settings) -> None:
+async def test_a_stranger_is_refused_the_same_way_on_every_edge(both_settings: Settings) -> None:
     stranger = Identity("console", "sam", "Sam")
-    async with edges(both_settings) as (lore, fake):
+    async with edges(both_settings) as (lore, fake, slack):
         on_console = await console_reply(lore, stranger, ChatRef("console", "sam"), "/sources")
         from tests.test_telegram import STRANGER  # noqa: PLC0415
 
         await send(fake, STRANGER, "/sources")
         told = await fake.wait_for("sendMessage", chat_id=STRANGER.id)
-    assert on_console == told.text
+        direct = slack.fake.dm(SLACK_STRANGER.id)
+        await slack.send.slash(slack.send.command(SLACK_STRANGER, "sources", direct))
+        on_slack = await slack.fake.wait_for("chat.postMessage", channel=direct)
+    assert on_console == told.text == on_slack.text
     assert "invited" in told.text

@@ -22,6 +22,7 @@ import pytest
 import typer.main
 
 from bot.cli import app
+from bot.commands import COMMANDS
 from bot.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +35,6 @@ SOURCES = [
 
 #: Named in the docs but not Lore settings, each for a stated reason.
 NOT_SETTINGS = {
-    "SLACK_BOT_TOKEN": "the Slack edge is coming; configuration.md says it is not read yet",
-    "SLACK_APP_TOKEN": "the Slack edge is coming; configuration.md says it is not read yet",
-    "SLACK_SIGNING_SECRET": "the Slack edge is coming; configuration.md says it is not read yet",
     "CACHED_INPUT": "a placeholder in LLM_PRICES' format MODEL=INPUT/CACHED_INPUT/OUTPUT",
     "MODEL": "a placeholder in LLM_PRICES' format MODEL=INPUT/CACHED_INPUT/OUTPUT",
     "PYTHON": "the Makefile's interpreter variable (PYTHON=... make run)",
@@ -49,8 +47,19 @@ _FILLED = 60
 
 _SETTING = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z][A-Z0-9_]+(?==)")
 _SPAN = re.compile(r"`([^`]+)`")
-_COMMAND = re.compile(r"(?:^|[\s/`(])lore ([a-z][a-z-]*)((?: +[^\s#`]+)*)")
-_TOP_OPTION = re.compile(r"(?:^|[\s/`(])lore (--[a-z][a-z-]*)")
+# `lore NAME`, also as a path (`.venv/bin/lore NAME`), but not the chat command `/lore NAME`.
+_COMMAND = re.compile(r"(?:^|[\s`(]|(?<=[\w.-])/)lore ([a-z][a-z-]*)((?: +[^\s#`]+)*)")
+_TOP_OPTION = re.compile(r"(?:^|[\s`(]|(?<=[\w.-])/)lore (--[a-z][a-z-]*)")
+# A chat command: `/name` at the start of a code span, or `/lore name` (Slack, Discord).
+_CHAT_COMMAND = re.compile(r"^/(?:lore )?([a-z][a-z-]*)(?=\s|$)")
+#: Slash words in the docs that are not Lore's chat commands.
+OTHER_SLASHES = {
+    "newbot": "@BotFather's command that creates a Telegram bot",
+    "data": "the container's data directory",
+    "quit": "the terminal chat's own way out",
+    "exit": "the terminal chat's own way out",
+    "lore": "the Slack and Discord command itself",
+}
 _OPTION = re.compile(r"(?<![\w-])--[a-z][a-z-]*")
 
 
@@ -239,3 +248,22 @@ def test_a_quoted_message_is_one_the_program_prints(page: str, message: str) -> 
     assert any(compatible(pattern, text) for text in candidates), (
         f"{page} quotes a message no code prints: {message!r}"
     )
+
+
+def chat_commands() -> frozenset[str]:
+    """Every command of the chat registry (members', owners' and the terminal's)."""
+    return frozenset(command.name for command in COMMANDS.available(owner=True, local=True))
+
+
+def test_every_chat_command_is_documented_in_commands_md() -> None:
+    page = (ROOT / "docs" / "commands.md").read_text("utf-8")
+    documented = {m.group(1) for code in blocks(page) if (m := _CHAT_COMMAND.match(code))}
+    assert sorted(chat_commands() - documented) == []
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_chat_command_a_page_names_exists(page: Path) -> None:
+    codes = blocks(page.read_text("utf-8"))
+    named = {m.group(1) for code in codes if (m := _CHAT_COMMAND.match(code))}
+    unknown = sorted(named - chat_commands() - set(OTHER_SLASHES))
+    assert unknown == [], f"{page.name} names chat commands Lore does not have"

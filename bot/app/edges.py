@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from pydantic import SecretStr
+
 from adapters.console import ConsoleEdge
 from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app.core import Lore
@@ -15,7 +17,7 @@ from storage.processed_events import ProcessedEvents
 __all__ = ["EDGE_SETTINGS", "platform_edges", "terminal_edge"]
 
 # What an operator sets to start each platform edge (named when none is configured).
-EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN",)
+EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN")
 LEDGER_DAYS = 7  # platforms redeliver for minutes (Slack) to a day (Telegram)
 
 
@@ -51,7 +53,31 @@ async def platform_edges(lore: Lore) -> list[Edge]:
     if settings.telegram_bot_token is not None:
         ledger = await _ledger(lore, TelegramEdge.platform)
         edges.append(TelegramEdge(_telegram_config(settings), ledger))
+    if settings.slack_bot_token is not None:
+        edges.append(await _slack_edge(lore))
     return edges
+
+
+def _reveal(secret: SecretStr | None) -> str | None:
+    return secret.get_secret_value() if secret is not None else None
+
+
+async def _slack_edge(lore: Lore) -> Edge:
+    """The Slack edge. Its libraries (slack-bolt, slack-sdk, aiohttp) are imported only when
+    Slack is configured, so every other `lore` command starts as fast as before."""
+    from adapters.slack import SlackConfig, SlackEdge  # noqa: PLC0415 - see the docstring
+
+    settings = lore.settings
+    config = SlackConfig(
+        bot_token=_reveal(settings.slack_bot_token) or "",
+        max_file_bytes=settings.max_file_bytes,
+        app_token=_reveal(settings.slack_app_token),
+        signing_secret=_reveal(settings.slack_signing_secret),
+        listen=settings.slack_http_listen,
+        port=settings.slack_http_port,
+        api_url=settings.slack_api_url,
+    )
+    return SlackEdge(config, await _ledger(lore, SlackEdge.platform))
 
 
 def terminal_edge(*, interactive: bool) -> Edge:
