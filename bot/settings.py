@@ -111,6 +111,16 @@ class Settings(BaseSettings):
     )
     telegram_webhook_port: Annotated[int, Field(ge=1, le=65535)] = 8443
 
+    discord_bot_token: SecretStr | None = Field(
+        default=None, description="Bot token from the Developer Portal; set it to run Discord."
+    )
+    discord_api_url: str | None = Field(
+        default=None, description="Another Discord REST API base (a test server); unset = Discord's."
+    )
+    discord_guild_id: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Sync /lore to this server only (instant updates while testing)."
+    )
+
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
 
     @field_validator(
@@ -152,6 +162,11 @@ class Settings(BaseSettings):
         ):
             raise ValueError("TELEGRAM_WEBHOOK_SECRET: use 1-256 of A-Z, a-z, 0-9, _ and -")
         return self
+
+    @field_validator("discord_bot_token", "discord_api_url", "discord_guild_id", mode="before")
+    @classmethod
+    def _empty_discord_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("budget_timezone")
     @classmethod
