@@ -115,7 +115,7 @@ class Settings(BaseSettings):
         default=None, description="Bot token from the Developer Portal; set it to run Discord."
     )
     discord_api_url: str | None = Field(
-        default=None, description="Another Discord REST API base (a test server); unset = Discord's."
+        default=None, description="Another Discord REST base (a test server); unset = Discord's."
     )
     discord_guild_id: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Sync /lore to this server only (instant updates while testing)."

@@ -23,6 +23,9 @@ class LoreClient(discord.Client):
     """A Discord client that serves one Lore `Bot`."""
 
     def __init__(self, edge: EdgeContext) -> None:
+        # Lore has no voice: no warning that the voice libraries are missing.
+        discord.VoiceClient.warn_nacl = False
+        discord.VoiceClient.warn_dave = False
         super().__init__(
             intents=lore_intents(),
             allowed_mentions=NO_MENTIONS,

@@ -76,22 +76,13 @@ async def send(
     reference: discord.Message | None = None,
 ) -> discord.Message:
     """A new message: no mention pings anyone, no link unfurls."""
-    if view is None:
-        return await channel.send(
-            content,
-            allowed_mentions=NO_MENTIONS,
-            suppress_embeds=True,
-            reference=reference or discord.utils.MISSING,
-            mention_author=False,
-        )
-    return await channel.send(
-        content,
-        view=view,
-        allowed_mentions=NO_MENTIONS,
-        suppress_embeds=True,
-        reference=reference or discord.utils.MISSING,
-        mention_author=False,
-    )
+    extra: dict[str, Any] = {}
+    if view is not None:
+        extra["view"] = view
+    if reference is not None:
+        extra["reference"] = reference
+        extra["mention_author"] = False
+    return await channel.send(content, allowed_mentions=NO_MENTIONS, suppress_embeds=True, **extra)
 
 
 async def edit(
