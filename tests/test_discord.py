@@ -10,20 +10,26 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from ipaddress import IPv4Address
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
 from adapters.discord import DiscordConfig, DiscordEdge, RunningDiscord
+from adapters.discord.markdown import render_final, units
 from bot.app import Lore, open_lore
-from bot.events import Identity
+from bot.events import CitationEvent, Identity
 from bot.settings import Settings
+from bot.turn_view import FinalAnswer, FinalKind
 from storage.processed_events import ProcessedEvents
 from tests.chat_turns import remember
 from tests.conftest import SettingsFactory
 from tests.fakes.discord_payloads import CHANNEL_ID, THREAD_ID, DcUser
 from tests.fakes.discord_server import FakeDiscord, Post
+from tests.fakes.http_server import ScriptedServer, static
+from tests.fakes.openai_server import FakeOpenAI
 
 LOOPBACK = IPv4Address("127.0.0.1")
 OWNER = DcUser(1001, "Olivia")
@@ -82,9 +88,7 @@ def send_dm(fake: FakeDiscord, user: DcUser, text: str, **extra: Any) -> dict[st
     return event
 
 
-async def reply_in(
-    fake: FakeDiscord, channel_id: int, needle: str, *, count: int = 1
-) -> Post:
+async def reply_in(fake: FakeDiscord, channel_id: int, needle: str, *, count: int = 1) -> Post:
     """The `count`-th post or edit in a channel that contains `needle`."""
 
     def matching() -> list[Post]:
@@ -123,9 +127,7 @@ async def join(fake: FakeDiscord, user: DcUser) -> None:
 
 async def final_answer(fake: FakeDiscord, channel_id: int) -> Post:
     """The first post in a channel that carries the 👍/👎 buttons."""
-    return await fake.wait_for_post(
-        lambda p: "👍" in dict(p.buttons()), channel_id=channel_id
-    )
+    return await fake.wait_for_post(lambda p: "👍" in dict(p.buttons()), channel_id=channel_id)
 
 
 # -- members: questions ---------------------------------------------------------------------
@@ -158,3 +160,366 @@ async def test_a_dm_question_streams_to_a_cited_answer_and_feedback_records_a_ro
         assert post.suppressed, post
         if not post.edit:
             assert post.allowed_mentions == {"parse": []}, post
+
+
+async def test_a_stranger_gets_one_polite_message_and_no_model_call(
+    make_settings: SettingsFactory, fake: FakeDiscord, fake_openai: FakeOpenAI
+) -> None:
+    settings = make_settings(owners="discord:1001", llm_base_url=fake_openai.base_url)
+    async with discord_edge(settings, fake) as (lore, _):
+        send_dm(fake, STRANGER, "What is the wifi password?")
+        dm = fake.dm_channel(STRANGER)
+        refusal = await reply_in(fake, dm, "invited")
+        bad_code = await slash(fake, STRANGER, "start", "not-a-real-code")
+        assert "not valid" in shown(bad_code)
+        assert await lore.bot.user_for(identity(STRANGER)) is None
+    assert fake_openai.requests == []
+    assert not refusal.buttons()
+    assert len(fake.in_channel(dm)) == 2
+
+
+# -- servers --------------------------------------------------------------------------------
+
+
+async def test_a_server_mention_is_answered_in_a_thread_from_shared_knowledge_only(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
+        await join(fake, ALICE)
+        await remember(lore.bot, identity(ALICE), LOCKER, title="Locker")
+
+        fake.dispatch(
+            "MESSAGE_CREATE", fake.in_server(ALICE, "what is my locker code?", mention=False)
+        )
+        asked = fake.in_server(ALICE, "what is my locker code?")
+        fake.dispatch("MESSAGE_CREATE", asked)
+        thread_id = int(asked["id"])  # a thread started on a message has its id
+        answer = await fake.wait_for_post(channel_id=thread_id)  # a refusal: no source
+        assert "4417" not in answer.content
+        [opened] = fake.of("POST", r"/channels/\d+/messages/\d+/threads")
+        assert opened.path == f"/channels/{CHANNEL_ID}/messages/{asked['id']}/threads"
+        assert fake.in_channel(CHANNEL_ID) == []  # nothing posted in the channel itself
+        assert [p for p in fake.in_channel(thread_id) if not p.edit] == [answer]  # final only
+
+        bot_message = fake.messages[answer.message_id]
+        follow_up = fake.in_server(
+            ALICE, "and when does the office open?", mention=False, reply_to=bot_message
+        )
+        follow_up["channel_id"] = str(thread_id)
+        fake.dispatch("MESSAGE_CREATE", follow_up)
+        replied = await fake.wait_for_post(lambda p: "8 am" in shown(p), channel_id=thread_id)
+        assert "👍" in dict(replied.buttons())
+
+        fake.dispatch(
+            "MESSAGE_CREATE",
+            fake.in_server(ALICE, "when does the office close?", channel_id=THREAD_ID),
+        )
+        in_thread = await fake.wait_for_post(lambda p: "6 pm" in shown(p), channel_id=THREAD_ID)
+        assert in_thread.channel_id == THREAD_ID
+        assert len(fake.of("POST", r"/channels/\d+/messages/\d+/threads")) == 1
+
+        send_dm(fake, ALICE, "what is my locker code?")
+        private = await fake.wait_for_post(
+            lambda p: "4417" in shown(p), channel_id=fake.dm_channel(ALICE)
+        )
+        assert "(private)" in shown(private)
+
+        fake.dispatch("MESSAGE_CREATE", fake.in_server(ALICE, "https://example.org/page"))
+        told = await reply_in(fake, CHANNEL_ID, "only save what an owner sends")
+        assert not told.edit
+
+
+async def test_private_commands_in_a_server_say_ask_me_in_a_dm_ephemerally(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake):
+        await join(fake, ALICE)
+        sources = await slash(fake, ALICE, "sources", channel_id=CHANNEL_ID)
+        assert shown(sources) == "Send /lore sources to me in a private chat."
+        assert sources.ephemeral
+        helped = await slash(fake, ALICE, "help", channel_id=CHANNEL_ID)
+        assert "/lore note TEXT" in shown(helped)
+        assert helped.ephemeral
+
+
+# -- sources from a DM ----------------------------------------------------------------------
+
+HANDBOOK = (
+    "# Travel handbook\n\nBooking trains: every member books second class train tickets "
+    "through the Zephyr travel portal at least ten days ahead.\n"
+)
+PAGE = (
+    b"<html><head><title>Parking rules</title></head><body><article><h1>Parking rules</h1>"
+    b"<p>Bicycles are parked in the courtyard cage; the cage code is changed every March."
+    b" Cars use the underground garage on level minus two.</p></article></body></html>"
+)
+
+
+async def test_an_attachment_and_a_link_are_saved_with_one_status_message_and_found_next(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    page = {"/parking": static(PAGE, "text/html; charset=utf-8")}
+    async with ScriptedServer(routes=page) as web, discord_edge(dc_settings, fake) as (lore, _):
+        await join(fake, ALICE)
+        dm = fake.dm_channel(ALICE)
+        before = len(fake.in_channel(dm))
+        attachment = fake.attachment("handbook.md", HANDBOOK.encode())
+        send_dm(fake, ALICE, "", attachments=[attachment])
+        saved = await reply_in(fake, dm, "Saved")
+        statuses = [p for p in fake.in_channel(dm)[before:] if not p.edit]
+        assert len(statuses) == 1  # one status message, edited in place
+        assert saved.message_id == statuses[0].message_id
+        assert re.search(r"\(\d+ chunks?\)", shown(saved))
+
+        send_dm(fake, ALICE, web.url("/parking"))
+        linked = await fake.wait_for_post(
+            lambda p: p.content.startswith("✅") and "Parking rules" in p.content, channel_id=dm
+        )
+        steps = [p.content for p in fake.in_channel(dm) if p.message_id == linked.message_id]
+        assert any(step.startswith("⏳") for step in steps)  # fetching, reading...
+
+        send_dm(fake, ALICE, "How do I book train tickets?")
+        answer = await fake.wait_for_post(lambda p: "Zephyr" in shown(p), channel_id=dm)
+        assert "handbook" in shown(answer).lower()
+        again = fake.attachment("handbook-again.md", HANDBOOK.encode())
+        send_dm(fake, ALICE, "", attachments=[again])
+        duplicate = await reply_in(fake, dm, "Already saved")
+        assert duplicate.edit
+        titles = {doc.title for doc in await lore.bot.sources(identity(ALICE))}
+    assert "Parking rules" in titles
+
+
+async def test_an_oversized_attachment_is_refused_before_any_download(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        await join(fake, ALICE)
+        big = fake.attachment("big.pdf", b"%PDF", size=dc_settings.max_file_bytes + 1)
+        send_dm(fake, ALICE, "", attachments=[big])
+        refusal = await reply_in(fake, fake.dm_channel(ALICE), "I can take files up to")
+        assert "Nothing was saved" in refusal.content
+        lying = fake.attachment("lying.md", b"x" * (dc_settings.max_file_bytes + 10), size=10)
+        send_dm(fake, ALICE, "", attachments=[lying])
+        capped = await reply_in(fake, fake.dm_channel(ALICE), "Nothing was saved", count=2)
+        assert capped.edit  # refused while downloading: more bytes came than announced
+        assert await lore.bot.sources(identity(ALICE)) == []
+    assert fake.downloads == ["lying.md"]  # the announced size was checked first
+
+
+async def test_an_owner_chooses_private_or_shared_with_buttons(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        dm = fake.dm_channel(OWNER)
+        attachment = fake.attachment("handbook.md", HANDBOOK.encode())
+        send_dm(fake, OWNER, "", attachments=[attachment])
+        question = await reply_in(fake, dm, "Where should I keep")
+        assert [label for label, _ in question.buttons()] == ["🔒 Private", "🌐 Shared"]
+        fake.dispatch("INTERACTION_CREATE", fake.click(OWNER, question, "🌐 Shared"))
+        saved = await reply_in(fake, dm, "shared knowledge")
+        assert saved.message_id == question.message_id
+        assert saved.buttons() == []
+        stats = await lore.bot.stats()
+    assert stats.shared_documents == 1
+
+
+# -- owners: approvals ----------------------------------------------------------------------
+
+
+async def test_an_approval_tap_by_a_non_owner_twice_and_after_a_restart(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    owner_dm = fake.dm_channel(OWNER)
+    async with discord_edge(dc_settings, fake):
+        await join(fake, ALICE)
+        await join(fake, BOB)
+        send_dm(fake, ALICE, "tell the owner that the printer is broken")
+        request = await reply_in(fake, owner_dm, "Approval needed")
+        assert [label for label, _ in request.buttons()] == ["✅ Approve", "❌ Reject"]
+        told = await fake.wait_for_post(
+            lambda p: "owner" in shown(p).lower(), channel_id=fake.dm_channel(ALICE)
+        )
+        assert told.channel_id == fake.dm_channel(ALICE)
+    # The bot process is gone; a new one starts on the same data directory.
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        fake.dispatch("INTERACTION_CREATE", fake.click(BOB, request, "✅ Approve"))
+        refused = await reply_in(fake, owner_dm, "Only an owner")
+        assert refused.ephemeral
+        fake.dispatch("INTERACTION_CREATE", fake.click(OWNER, request, "✅ Approve"))
+        decided = await reply_in(fake, owner_dm, "Approved** by Olivia")
+        assert decided.message_id == request.message_id
+        assert decided.buttons() == []
+        assert (await reply_in(fake, owner_dm, "Approved.")).ephemeral
+        outcome = await fake.wait_for_post(
+            lambda p: "delivered to the owner" in shown(p), channel_id=fake.dm_channel(ALICE)
+        )
+        assert outcome.buttons()  # the delivered answer takes feedback too
+        fake.dispatch("INTERACTION_CREATE", fake.click(OWNER, request, "✅ Approve"))
+        again = await reply_in(fake, owner_dm, "already decided")
+        assert again.ephemeral
+        pending = (await lore.bot.pending_approvals(identity(OWNER))).cards
+    assert pending == ()
+    delivered = [p for p in fake.in_channel(owner_dm) if p.content.startswith("Message from")]
+    assert [shown(p) for p in delivered] == ["Message from Alice: The printer is broken."]
+
+
+# -- commands -------------------------------------------------------------------------------
+
+
+async def test_slash_commands_come_from_the_registry_and_refuse_like_every_edge(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        [lore_command] = fake.commands["global"]
+        subcommands = {option["name"] for option in lore_command["options"]}
+        assert subcommands == {c.name for c in lore.bot.commands(owner=True)}
+        assert lore_command["contexts"] == [0, 1]  # servers and DMs
+        digest = next(o for o in lore_command["options"] if o["name"] == "digest")
+        assert "/lore digest 07:30" in digest["description"]
+
+        await join(fake, ALICE)
+        budget = await slash(fake, ALICE, "budget")
+        assert shown(budget) == "Only an owner can use /lore budget."
+        assert budget.ephemeral
+        await remember(lore.bot, identity(ALICE), LOCKER, title="Locker")
+        note = await slash(fake, ALICE, "note", "The bike shed key is in drawer 3.")
+        assert note.content.startswith("✅")
+        listed = await slash(fake, ALICE, "sources")
+        assert "Locker" in shown(listed)
+        assert listed.ephemeral
+
+        confirm = await slash(fake, ALICE, "forget")
+        assert "cannot be undone" in shown(confirm)
+        assert len(await lore.bot.sources(identity(ALICE))) == 2  # nothing deleted before the tap
+        fake.dispatch("INTERACTION_CREATE", fake.click(ALICE, confirm, "🗑 Yes, delete them"))
+        done = await reply_in(fake, fake.dm_channel(ALICE), "Deleted your 2 private")
+        assert done.message_id == confirm.message_id
+        assert await lore.bot.sources(identity(ALICE)) == []
+
+        typed = send_dm(fake, ALICE, "/lore link")
+        linked = await reply_in(fake, fake.dm_channel(ALICE), "Linking accounts")
+        assert linked.channel_id == int(typed["channel_id"])
+
+
+async def test_commands_sync_to_one_server_when_a_guild_id_is_set(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake, guild_id=700):
+        assert "guild" in fake.commands
+        assert "global" not in fake.commands
+        helped = await slash(fake, OWNER, "help", channel_id=CHANNEL_ID)
+    assert "/lore invite" in shown(helped)
+
+
+async def test_a_slow_command_posts_a_status_first_then_its_reply(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake, reply_deadline=0.0) as (lore, _):
+        code = await lore.bot.create_invite(identity(OWNER))
+        await lore.bot.redeem_invite(identity(ALICE), code.code)
+        note = await slash(fake, ALICE, "note", "The bike shed key is in drawer 3.")
+        saved = await reply_in(fake, fake.dm_channel(ALICE), "✅ Saved")
+    assert note.via == "interaction"
+    assert saved.message_id == note.message_id  # the status message became the reply
+    assert saved.edit
+
+
+# -- limits and delivery --------------------------------------------------------------------
+
+
+async def test_a_429_while_editing_is_waited_out_and_the_final_text_lands(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
+        await join(fake, ALICE)
+        dm = fake.dm_channel(ALICE)
+        fake.fail_next("PATCH", rf"/channels/{dm}/messages/\d+", retry_after=1.0)
+        send_dm(fake, ALICE, "When does the office open?")
+        answer = await final_answer(fake, dm)
+    edits = fake.of("PATCH", rf"/channels/{dm}/messages/\d+")
+    assert edits[0].status == 429
+    assert edits[1].at - edits[0].at >= 1.0  # retried after retry_after, not dropped
+    assert "8 am" in shown(answer)
+
+
+async def test_a_message_delivered_again_after_a_resume_is_answered_once(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
+        await join(fake, ALICE)
+        dm = fake.dm_channel(ALICE)
+        question = send_dm(fake, ALICE, "When does the office open?")
+        await final_answer(fake, dm)
+        await fake.gateway.drop(deliver_again=[("MESSAGE_CREATE", question)])
+        await fake.wait_until(lambda: len(fake.gateway.resumes) == 1 and fake.gateway.connected)
+        send_dm(fake, ALICE, "/lore link")  # handled after the redelivered message
+        await reply_in(fake, dm, "Linking accounts")
+    assert fake.gateway.resumes[0]["session_id"] == fake.gateway.session_id
+    assert len(fake.gateway.identifies) == 1  # resumed, not a new session
+    finals = [p for p in fake.in_channel(dm) if "8 am" in p.content and "👍" in dict(p.buttons())]
+    assert len(finals) == 1
+
+
+async def test_a_digest_arrives_in_the_dm_where_it_was_set(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        await join(fake, ALICE)
+        set_up = await slash(fake, ALICE, "digest", "07:30 Europe/Berlin")
+        assert "at 07:30 (Europe/Berlin)" in shown(set_up)
+        tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
+        due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
+        assert (await lore.bot.send_due_digests(due)).sent == 1
+        [digest] = [
+            p for p in fake.in_channel(fake.dm_channel(ALICE)) if "Good morning" in p.content
+        ]
+    assert digest.content.startswith("**Good morning, Alice!")
+    assert digest.via == "channel"
+
+
+async def test_an_expired_request_is_told_to_the_owner_in_their_dms(
+    dc_settings: Settings, fake: FakeDiscord
+) -> None:
+    async with discord_edge(dc_settings, fake) as (lore, _):
+        await join(fake, ALICE)
+        send_dm(fake, ALICE, "tell the owner that the printer is broken")
+        await reply_in(fake, fake.dm_channel(OWNER), "Approval needed")
+        later = datetime.now(UTC) + timedelta(days=30)
+        assert len(await lore.bot.expire_approvals(later)) == 1
+        notice = await reply_in(fake, fake.dm_channel(OWNER), "Expired without a decision")
+    assert notice.content.startswith("**⌛ Expired")
+
+
+# -- rendering ------------------------------------------------------------------------------
+
+
+def test_a_long_answer_splits_at_2000_without_breaking_formatting() -> None:
+    citation = CitationEvent(1, "d1", "Guide *one*", "https://example.org/a_(b)", private=False)
+    sentence = "Read **this part [1]** and `code_x` & *stars* _under_ @everyone <@1> 🎉. "
+    final = FinalAnswer(sentence * 120, (citation,), FinalKind.ANSWER, False, "t1")
+    parts = render_final(final)
+    assert len(parts) > 1
+    for part in parts:
+        assert units(part) <= 2000
+        assert part.count("**") % 2 == 0, part
+        assert part.count("`") % 2 == 0, part
+        assert "@everyone" not in part.replace("\\@everyone", "")
+    whole = "".join(parts)
+    assert "[\\[1\\]](<https://example.org/a_%28b%29>)" in whole  # [1], linked
+    assert "[Guide \\*one\\*](<https://example.org/a_%28b%29>)" in whole
+
+
+def test_a_url_in_an_answer_is_a_link_only_if_cited_or_asked() -> None:
+    final = FinalAnswer(
+        "See https://evil.example/x?d=secret and https://asked.example/p.",
+        (),
+        FinalKind.ANSWER,
+        False,
+        None,
+    )
+    [text] = render_final(final, asked="what is on https://asked.example/p ?")
+    assert "`https://evil.example/x?d=secret`" in text
+    assert "<https://asked.example/p>" in text

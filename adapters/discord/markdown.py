@@ -138,26 +138,29 @@ def _is_url(source: str) -> bool:
 
 
 def _model_text(
-    text: str, citations: dict[int, CitationEvent], allowed: frozenset[str]
+    text: str,
+    citations: dict[int, CitationEvent],
+    allowed: frozenset[str],
+    style: Style = Style.PLAIN,
 ) -> list[Piece]:
-    """A model's answer: `**bold**`, `` `code` `` and `[n]` markers kept, the rest plain."""
+    """A model's answer: `**bold**`, `` `code` `` and `[n]` markers kept, the rest in `style`."""
     pieces: list[Piece] = []
     position = 0
     for match in _MODEL_MARKUP.finditer(text):
-        pieces += _urls_split(text[position : match.start()], Style.PLAIN, allowed)
+        pieces += _urls_split(text[position : match.start()], style, allowed)
         position = match.end()
         if match.group("code") is not None:
             pieces.append(Piece(match.group("code"), Style.CODE))
         elif match.group("bold") is not None:
-            pieces += _urls_split(match.group("bold"), Style.BOLD, allowed)
+            pieces += _model_text(match.group("bold"), citations, allowed, Style.BOLD)
         else:
             citation = citations.get(int(match.group("ref")))
             marker = match.group(0)
             if citation is not None and _is_url(citation.source):
                 pieces.append(Piece(marker, Style.LINK, citation.source))
             else:
-                pieces.append(Piece(marker))
-    pieces += _urls_split(text[position:], Style.PLAIN, allowed)
+                pieces.append(Piece(marker, style))
+    pieces += _urls_split(text[position:], style, allowed)
     return pieces
 
 

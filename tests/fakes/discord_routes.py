@@ -91,6 +91,7 @@ def _start_thread(fake: Any, channel_id: int, message_id: int, body: dict[str, A
     fake.add_thread(message_id)  # a thread started from a message has the message's id
     data = thread(message_id, body.get("name", "thread"), fake.bot_user.id)
     data["parent_id"] = str(channel_id)
+    fake.dispatch("THREAD_CREATE", {**data, "newly_created": True})  # as Discord announces it
     return 201, data
 
 

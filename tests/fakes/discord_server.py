@@ -109,6 +109,7 @@ class FakeDiscord:
     posts: list[Post] = field(default_factory=list)
     messages: dict[int, dict[str, Any]] = field(default_factory=dict)
     files: dict[str, bytes] = field(default_factory=dict)
+    downloads: list[str] = field(default_factory=list)
     commands: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     port: int = 0
     ids: Snowflakes = field(default_factory=Snowflakes)
@@ -230,11 +231,13 @@ class FakeDiscord:
         return self._interaction(2, user, channel_id, data)
 
     def click(self, user: DcUser, post: Post, label: str) -> dict[str, Any]:
-        """An INTERACTION_CREATE for `user` tapping the button `label` under `post`."""
+        """An INTERACTION_CREATE for `user` tapping the button `label` under `post` (a tap on a
+        stale copy, after the buttons were removed, is how a second owner taps too late)."""
         custom_id = dict(post.buttons())[label]
         data = {"custom_id": custom_id, "component_type": 2}
-        stored = self.messages[post.message_id]
-        return self._interaction(3, user, post.channel_id, data, message=stored)
+        # The message as the tapper's client showed it (`post`), even if edited since.
+        shown = {**self.messages[post.message_id], "components": post.components}
+        return self._interaction(3, user, post.channel_id, data, message=shown)
 
     def _interaction(
         self, kind: int, user: DcUser, channel_id: int, data: dict[str, Any], **extra: Any
@@ -301,6 +304,8 @@ class FakeDiscord:
     # -- serving -----------------------------------------------------------------------------
 
     async def _download(self, request: web.Request) -> web.StreamResponse:
+        self.downloads.append(request.match_info["name"])
+        self.notify()
         data = self.files.get(request.match_info["name"])
         if data is None:
             return web.Response(status=404, text="not found")
