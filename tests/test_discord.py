@@ -146,6 +146,10 @@ async def test_a_dm_question_streams_to_a_cited_answer_and_feedback_records_a_ro
         assert "[1]" in shown(answer)
         assert "**Sources**" in answer.content
         assert [label for label, _ in answer.buttons()] == ["👍", "👎"]
+        assert answer.edit  # the preview message, streamed then edited into the answer
+        [preview] = [p for p in fake.in_channel(dm) if p.message_id == answer.message_id][:1]
+        assert not preview.edit
+        assert not preview.buttons()
         assert fake.of("POST", rf"/channels/{dm}/typing")
         turn_id = dict(answer.buttons())["👍"].split(":")[2]
         fake.dispatch("INTERACTION_CREATE", fake.click(ALICE, answer, "👍"))
