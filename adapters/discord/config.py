@@ -4,12 +4,15 @@ asks for (the minimum: see docs/discord.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import discord
 
 __all__ = ["PERMISSIONS", "PLATFORM", "PREFIX", "DiscordConfig", "lore_intents"]
 
 PLATFORM = "discord"
+# Where Discord serves attachments; nothing else is downloaded as one.
+FILE_HOSTS = frozenset({"cdn.discordapp.com", "media.discordapp.net"})
 PREFIX = "/lore "  # how commands are spelt on Discord: one /lore command, a subcommand each
 
 # What the bot does in a server: read the channels it is in and their history (a reply to
@@ -55,3 +58,13 @@ class DiscordConfig:
     def download_limit(self) -> int:
         """The largest attachment taken from a chat."""
         return self.max_file_bytes
+
+    def may_download(self, url: str) -> bool:
+        """Whether `url` is one of Discord's attachment hosts (or, with another API server,
+        that server's host)."""
+        parts = urlsplit(url)
+        if self.api_url:
+            api = urlsplit(self.api_url)
+            if (parts.scheme, parts.hostname) == (api.scheme, api.hostname):
+                return True
+        return parts.scheme == "https" and parts.hostname in FILE_HOSTS

@@ -99,7 +99,13 @@ async def save_source(
     if source.file_ref is not None:
         status.set(f"📥 Downloading {source.file_name}…")
         config = edge.config
-        downloaded = await download(source.file_ref, config.download_limit, config.download_timeout)
+        downloaded: bytes | str = DOWNLOAD_FAILED
+        if config.may_download(source.file_ref):
+            downloaded = await download(
+                source.file_ref, config.download_limit, config.download_timeout
+            )
+        else:
+            logger.warning("Attachment URL outside Discord's file hosts refused")
         if isinstance(downloaded, str):
             await status.settle()
             await write(render_rich(rich(downloaded)), None)

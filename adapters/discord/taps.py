@@ -26,6 +26,7 @@ __all__ = ["handle_tap"]
 logger = logging.getLogger(__name__)
 
 Interaction = discord.Interaction[Any]
+SORRY = "Sorry, something went wrong on my side. Please try again."
 
 
 async def _tell(interaction: Interaction, text: str) -> None:
@@ -115,7 +116,14 @@ async def handle_tap(edge: EdgeContext, interaction: Interaction, tap: Tap) -> N
         try:
             await HANDLERS[tap.kind](edge, interaction, tap)
         except LoreError as exc:
-            await _tell(interaction, str(exc))
+            await _tell_safely(interaction, str(exc))
         except Exception:  # the tap boundary: log, and tell the tapper politely
             logger.exception("Discord button tap failed")
-            await _tell(interaction, "Sorry, something went wrong on my side. Please try again.")
+            await _tell_safely(interaction, SORRY)
+
+
+async def _tell_safely(interaction: Interaction, text: str) -> None:
+    try:
+        await _tell(interaction, text)
+    except discord.HTTPException:  # the error path must never raise
+        logger.warning("Could not answer a failed tap")

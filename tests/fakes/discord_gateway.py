@@ -19,6 +19,8 @@ __all__ = ["Gateway"]
 
 HELLO, HEARTBEAT, IDENTIFY, RESUME, DISPATCH, HEARTBEAT_ACK = 10, 1, 2, 6, 0, 11
 RESUMABLE = 4000  # a close code after which a client resumes
+DISALLOWED_INTENTS = 4014
+MESSAGE_CONTENT = 1 << 15
 
 
 @dataclass
@@ -29,6 +31,7 @@ class Gateway:
     identifies: list[dict[str, Any]] = field(default_factory=list)
     resumes: list[dict[str, Any]] = field(default_factory=list)
     heartbeats: int = 0
+    refuse_privileged: bool = False  # as Discord does when Message Content is switched off
     session_id: str = ""
     _seq: int = 0
     _history: list[dict[str, Any]] = field(default_factory=list)
@@ -100,6 +103,9 @@ class Gateway:
             await self._send({"op": HEARTBEAT_ACK}, socket)
         elif op == IDENTIFY:
             self.identifies.append(data)
+            if self.refuse_privileged and int(data.get("intents", 0)) & MESSAGE_CONTENT:
+                await socket.close(code=DISALLOWED_INTENTS, message=b"Disallowed intent(s).")
+                return
             await self._ready(socket)
         elif op == RESUME:
             self.resumes.append(data)

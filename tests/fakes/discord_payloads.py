@@ -17,6 +17,7 @@ __all__ = [
     "GUILD_ID",
     "THREAD_ID",
     "DcUser",
+    "Post",
     "Snowflakes",
     "guild_create",
     "now_iso",
@@ -27,6 +28,37 @@ GUILD_ID = 700
 CHANNEL_ID = 701  # #general
 THREAD_ID = 702  # a thread in #general that exists before the bot starts
 ATTACHMENT_LIMIT = 25 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Post:
+    """A message as a channel shows it after a create or an edit (`edit` tells which)."""
+
+    channel_id: int
+    message_id: int
+    content: str
+    components: list[dict[str, Any]]
+    flags: int
+    allowed_mentions: Any
+    edit: bool
+    at: float
+    via: str  # "channel", "interaction" or "followup"
+
+    @property
+    def ephemeral(self) -> bool:
+        return bool(self.flags & 64)  # EPHEMERAL
+
+    @property
+    def suppressed(self) -> bool:
+        return bool(self.flags & 4)
+
+    def buttons(self) -> list[tuple[str, str]]:
+        """(label, custom_id) of every button."""
+        return [
+            (button.get("label", ""), button.get("custom_id", ""))
+            for row in self.components
+            for button in row.get("components", [])
+        ]
 
 
 def now_iso() -> str:

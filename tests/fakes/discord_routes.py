@@ -3,13 +3,17 @@ Lore edge and discord.py use answers, and what it does to the fake's message sto
 
 from __future__ import annotations
 
+import json
 import re
+import time
 from collections.abc import Callable
 from typing import Any
 
-from tests.fakes.discord_payloads import APP_ID, GUILD_ID, thread
+from aiohttp import web
 
-__all__ = ["EPHEMERAL", "route"]
+from tests.fakes.discord_payloads import APP_ID, GUILD_ID, Post, message, thread
+
+__all__ = ["EPHEMERAL", "json_response", "rate_limited", "route", "store"]
 
 EPHEMERAL = 64
 MAX_CONTENT = 2000
@@ -60,7 +64,7 @@ def _create(fake: Any, channel_id: int, body: dict[str, Any]) -> Result:
         return _error(404, "Unknown Channel", 10003)
     if _too_long(body):
         return TOO_LONG
-    return 200, fake.store(channel_id, body, via="channel")
+    return 200, store(fake, channel_id, body, via="channel")
 
 
 def _edit(fake: Any, channel_id: int, message_id: int, body: dict[str, Any]) -> Result:
@@ -69,7 +73,7 @@ def _edit(fake: Any, channel_id: int, message_id: int, body: dict[str, Any]) -> 
         return _error(404, "Unknown Message", 10008)
     if _too_long(body):
         return TOO_LONG
-    return 200, fake.store(channel_id, body, via="channel", message_id=message_id)
+    return 200, store(fake, channel_id, body, via="channel", message_id=message_id)
 
 
 def _dm_open(fake: Any, body: dict[str, Any]) -> Result:
@@ -109,7 +113,7 @@ def _callback(fake: Any, interaction_id: str, token: str, body: dict[str, Any]) 
         state.loading = kind == 5
         state.ephemeral = bool(flags & EPHEMERAL)
         content = data if kind == 4 else {"content": ""}
-        stored = fake.store(state.channel_id, content, via="interaction", flags=flags)
+        stored = store(fake, state.channel_id, content, via="interaction", flags=flags)
         state.original = int(stored["id"])
         resource["message"] = stored
         response.update(
@@ -118,7 +122,7 @@ def _callback(fake: Any, interaction_id: str, token: str, body: dict[str, Any]) 
             response_message_ephemeral=state.ephemeral,
         )
     elif kind == 7 and state.original is not None:  # the tapped message, updated
-        stored = fake.store(state.channel_id, data, via="interaction", message_id=state.original)
+        stored = store(fake, state.channel_id, data, via="interaction", message_id=state.original)
         resource["message"] = stored
     return 200, {"interaction": response, "resource": resource}
 
@@ -135,7 +139,7 @@ def _original(fake: Any, method: str, token: str, body: dict[str, Any]) -> Resul
     if _too_long(body):
         return TOO_LONG
     state.loading = False
-    return 200, fake.store(state.channel_id, body, via="interaction", message_id=state.original)
+    return 200, store(fake, state.channel_id, body, via="interaction", message_id=state.original)
 
 
 def _followup(fake: Any, token: str, body: dict[str, Any]) -> Result:
@@ -147,10 +151,10 @@ def _followup(fake: Any, token: str, body: dict[str, Any]) -> Result:
     if state.loading and state.original is not None:  # the first follow-up fills "thinking…"
         state.loading = False
         flags = EPHEMERAL if state.ephemeral else 0
-        return 200, fake.store(
-            state.channel_id, body, via="followup", message_id=state.original, flags=flags
+        return 200, store(
+            fake, state.channel_id, body, via="followup", message_id=state.original, flags=flags
         )
-    return 200, fake.store(state.channel_id, body, via="followup")
+    return 200, store(fake, state.channel_id, body, via="followup")
 
 
 def _routes(fake: Any) -> list[tuple[str, str, Callable[..., Result]]]:
@@ -201,3 +205,71 @@ def route(fake: Any, method: str, path: str, body: Any) -> Result:
         if verb == method and match is not None:
             return handler(body, *match.groups())
     return _error(404, f"404: Not Found ({method} {path})", 0)
+
+
+def store(
+    fake: Any,
+    channel_id: int,
+    body: dict[str, Any],
+    *,
+    via: str,
+    message_id: int | None = None,
+    flags: int | None = None,
+) -> dict[str, Any]:
+    """Create (or, with `message_id`, edit) a bot message and log what the channel shows."""
+    editing = message_id is not None
+    previous = fake.messages.get(message_id or 0, {})
+    new_id = message_id or fake.ids()
+    content = body.get("content", previous.get("content", ""))
+    if content is None:
+        content = ""
+    components = body.get("components", previous.get("components", []))
+    if components is None:
+        components = []
+    kept = previous.get("flags", 0)
+    given = body.get("flags")
+    merged = kept if given is None else (kept & EPHEMERAL) | given
+    merged = merged if flags is None else flags
+    stored = message(
+        new_id,
+        channel_id,
+        fake.bot_user,
+        content,
+        guild=not fake.is_dm(channel_id),
+        components=components,
+        flags=merged,
+    )
+    fake.messages[new_id] = stored
+    fake.posts.append(
+        Post(
+            channel_id,
+            new_id,
+            content,
+            components,
+            merged,
+            body.get("allowed_mentions"),
+            editing,
+            time.monotonic(),
+            via,
+        )
+    )
+    return stored
+
+
+def json_response(payload: Any, status: int = 200) -> web.Response:
+    if status == 204:
+        return web.Response(status=204)
+    # discord.py reads JSON only when the Content-Type is exactly `application/json`.
+    body = json.dumps(payload).encode()
+    return web.Response(body=body, status=status, headers={"Content-Type": "application/json"})
+
+
+def rate_limited(retry_after: float) -> web.Response:
+    body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
+    headers = {
+        "Content-Type": "application/json",
+        "Via": "1.1 google",  # discord.py takes a 429 without it for a Cloudflare ban
+        "Retry-After": str(retry_after),
+        "X-RateLimit-Scope": "user",
+    }
+    return web.Response(body=json.dumps(body).encode(), status=429, headers=headers)

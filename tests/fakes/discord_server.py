@@ -20,7 +20,6 @@ drop the connection so that the client RESUMEs (and be told to deliver events ag
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 import time
 from collections.abc import Callable
@@ -35,12 +34,13 @@ from tests.fakes.discord_payloads import (
     GUILD_ID,
     THREAD_ID,
     DcUser,
+    Post,
     Snowflakes,
     interaction,
     message,
     thread,
 )
-from tests.fakes.discord_routes import EPHEMERAL, route
+from tests.fakes.discord_routes import json_response, rate_limited, route
 
 __all__ = ["ApiCall", "FakeDiscord", "Post"]
 
@@ -56,37 +56,6 @@ class ApiCall:
     body: Any
     at: float
     status: int = 200
-
-
-@dataclass(slots=True)
-class Post:
-    """A message as a channel shows it after a create or an edit (`edit` tells which)."""
-
-    channel_id: int
-    message_id: int
-    content: str
-    components: list[dict[str, Any]]
-    flags: int
-    allowed_mentions: Any
-    edit: bool
-    at: float
-    via: str  # "channel", "interaction" or "followup"
-
-    @property
-    def ephemeral(self) -> bool:
-        return bool(self.flags & EPHEMERAL)
-
-    @property
-    def suppressed(self) -> bool:
-        return bool(self.flags & 4)
-
-    def buttons(self) -> list[tuple[str, str]]:
-        """(label, custom_id) of every button."""
-        return [
-            (button.get("label", ""), button.get("custom_id", ""))
-            for row in self.components
-            for button in row.get("components", [])
-        ]
 
 
 @dataclass(slots=True)
@@ -321,15 +290,15 @@ class FakeDiscord:
                 if method == request.method and pattern.fullmatch(path):
                     del self._failures[index]
                     call.status = 429
-                    return _rate_limited(retry_after)
+                    return rate_limited(retry_after)
             if not path.startswith(("/interactions/", "/webhooks/")) and (
                 request.headers.get("Authorization") != f"Bot {self.token}"
             ):
                 call.status = 401
-                return _json({"message": "401: Unauthorized", "code": 0}, 401)
+                return json_response({"message": "401: Unauthorized", "code": 0}, 401)
             status, payload = self._route(request.method, path, body)
             call.status = status
-            return _json(payload, status)
+            return json_response(payload, status)
         finally:
             self.notify()
 
@@ -341,75 +310,11 @@ class FakeDiscord:
     def is_channel(self, channel_id: int) -> bool:
         return channel_id in (CHANNEL_ID, *self._dms.values(), *self._threads)
 
+    def is_dm(self, channel_id: int) -> bool:
+        return channel_id in self._dms.values()
+
     def add_thread(self, thread_id: int) -> None:
         self._threads.add(thread_id)
 
     def interaction_state(self, token: str) -> _Interaction | None:
         return self._interactions.get(token)
-
-    def store(
-        self,
-        channel_id: int,
-        body: dict[str, Any],
-        *,
-        via: str,
-        message_id: int | None = None,
-        flags: int | None = None,
-    ) -> dict[str, Any]:
-        """Create (or, with `message_id`, edit) a bot message and log what the channel shows."""
-        editing = message_id is not None
-        previous = self.messages.get(message_id or 0, {})
-        new_id = message_id or self.ids()
-        content = body.get("content", previous.get("content", ""))
-        if content is None:
-            content = ""
-        components = body.get("components", previous.get("components", []))
-        if components is None:
-            components = []
-        kept = previous.get("flags", 0)
-        given = body.get("flags")
-        merged = kept if given is None else (kept & EPHEMERAL) | given
-        merged = merged if flags is None else flags
-        stored = message(
-            new_id,
-            channel_id,
-            self.bot_user,
-            content,
-            guild=channel_id not in self._dms.values(),
-            components=components,
-            flags=merged,
-        )
-        self.messages[new_id] = stored
-        self.posts.append(
-            Post(
-                channel_id,
-                new_id,
-                content,
-                components,
-                merged,
-                body.get("allowed_mentions"),
-                editing,
-                time.monotonic(),
-                via,
-            )
-        )
-        return stored
-
-
-def _json(payload: Any, status: int = 200) -> web.Response:
-    if status == 204:
-        return web.Response(status=204)
-    # discord.py reads JSON only when the Content-Type is exactly `application/json`.
-    body = json.dumps(payload).encode()
-    return web.Response(body=body, status=status, headers={"Content-Type": "application/json"})
-
-
-def _rate_limited(retry_after: float) -> web.Response:
-    body = {"message": "You are being rate limited.", "retry_after": retry_after, "global": False}
-    headers = {
-        "Content-Type": "application/json",
-        "Via": "1.1 google",  # discord.py takes a 429 without it for a Cloudflare ban
-        "Retry-After": str(retry_after),
-        "X-RateLimit-Scope": "user",
-    }
-    return web.Response(body=json.dumps(body).encode(), status=429, headers=headers)
