@@ -218,10 +218,10 @@ def run() -> None:
         await _load_sample(lore)
         edges = await platform_edges(lore)
         interactive = sys.stdin.isatty()
+        if not interactive and not edges:
+            logger.info("No chat edge configured (%s); reading stdin", ", ".join(EDGE_SETTINGS))
         if interactive or not edges:
             edges.append(terminal_edge(interactive=interactive))
-        if not interactive and len(edges) == 1:
-            logger.info("No chat edge configured (%s); reading stdin", ", ".join(EDGE_SETTINGS))
         await run_edges(lore, edges, announce=typer.echo)
 
     _run(work, operator=False)

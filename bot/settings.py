@@ -136,6 +136,15 @@ class Settings(BaseSettings):
     slack_api_url: str = Field(
         default="https://slack.com/api/", description="Slack's Web API (tests point it elsewhere)."
     )
+    discord_bot_token: SecretStr | None = Field(
+        default=None, description="Bot token from the Developer Portal; set it to run Discord."
+    )
+    discord_api_url: str | None = Field(
+        default=None, description="Another Discord REST base (a test server); unset = Discord's."
+    )
+    discord_guild_id: Annotated[int, Field(ge=1)] | None = Field(
+        default=None, description="Sync /lore to this server only (instant updates while testing)."
+    )
 
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_level_third_party: str = Field(
@@ -203,6 +212,11 @@ class Settings(BaseSettings):
         ):
             raise ValueError("TELEGRAM_WEBHOOK_SECRET: use 1-256 of A-Z, a-z, 0-9, _ and -")
         return self
+
+    @field_validator("discord_bot_token", "discord_api_url", "discord_guild_id", mode="before")
+    @classmethod
+    def _empty_discord_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
 
     @field_validator("budget_timezone")
     @classmethod

@@ -1,8 +1,8 @@
 """Every chat command for {member, owner} in {private chat, group chat}, run through the terminal
-chat, through Telegram (the real PTB edge on the fake Bot API server) and through Slack (the
-real Bolt edge on the fake Slack, as `/lore NAME`): every edge gets the same outcome and,
-for a refusal, the very same words once each edge's spelling of a command is accounted
-for — the rules live in `bot/` once."""
+chat, Telegram (the real PTB edge on the fake Bot API server), Slack (the real Bolt edge on
+the fake Slack) and Discord (the real discord.py edge on the fake Discord), where commands
+are `/lore NAME`: every edge gets the same outcome and, for a refusal, the very same words
+once each edge's spelling of a command is accounted for — the rules live in `bot/` once."""
 
 from __future__ import annotations
 
@@ -22,6 +22,8 @@ from bot.people import LOCAL_OWNER
 from bot.settings import Settings
 from tests.chat_turns import invite
 from tests.conftest import SettingsFactory
+from tests.fakes.discord_payloads import CHANNEL_ID
+from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
 from tests.slack_edge import ALICE as SLACK_ALICE
@@ -29,6 +31,11 @@ from tests.slack_edge import CHANNEL, SlackRun, in_dm, slack_on, welcome_people
 from tests.slack_edge import OWNER as SLACK_OWNER
 from tests.slack_edge import STRANGER as SLACK_STRANGER
 from tests.slack_edge import join as slack_join
+from tests.test_discord import ALICE as DC_ALICE
+from tests.test_discord import OWNER as DC_OWNER
+from tests.test_discord import discord_edge, shown
+from tests.test_discord import join as dc_join
+from tests.test_discord import slash as dc_slash
 from tests.test_telegram import ALICE, GROUP, OWNER, join, send, telegram
 
 # What each command is sent with: harmless arguments that reach the handler.
@@ -234,3 +241,55 @@ async def test_a_stranger_is_refused_the_same_way_on_every_edge(both_settings: S
         on_slack = await slack.fake.wait_for("chat.postMessage", channel=direct)
     assert on_console == told.text == on_slack.text
     assert "invited" in told.text
+
+
+# -- the same table on Discord --------------------------------------------------------------
+
+
+async def discord_reply(fake: FakeDiscord, role: str, where: str, command: str, args: str) -> str:
+    """`/lore command args` on Discord: a slash command for the menu's commands, typed text
+    (mentioning the bot in a server) for the others; the bot's answer as a person reads it."""
+    user = DC_OWNER if role == "owner" else DC_ALICE
+    channel = CHANNEL_ID if where == "group" else fake.dm_channel(user)
+    if command in MENU:
+        return shown(await dc_slash(fake, user, command, args, channel_id=channel))
+    before = len(fake.in_channel(channel))
+    line = f"/lore {command} {args}".strip()
+    event = fake.in_server(user, line) if where == "group" else fake.dm(user, line)
+    fake.dispatch("MESSAGE_CREATE", event)
+    await fake.wait_until(lambda: len(fake.in_channel(channel)) > before)
+    return shown(fake.in_channel(channel)[before])
+
+
+MENU = {c.name for c in COMMANDS.available(owner=True, local=False) if c.in_menu}
+
+
+@pytest.fixture
+def discord_settings(make_settings: SettingsFactory) -> Settings:
+    return make_settings(owners="discord:1001,console:owner")
+
+
+async def test_every_command_has_the_same_outcome_and_words_on_discord(
+    discord_settings: Settings,
+) -> None:
+    mismatches: list[tuple[object, ...]] = []
+    async with FakeDiscord() as fake, discord_edge(discord_settings, fake) as (lore, _):
+        await dc_join(fake, DC_ALICE)
+        mia = await invite(lore.bot, "mia", platform="console", owner=LOCAL_OWNER)
+        for case in CASES:
+            who = LOCAL_OWNER if case.role == "owner" else mia
+            chat = ChatRef("console", "team" if case.where == "group" else who.platform_user_id)
+            chat = ChatRef(chat.platform, chat.chat_id, is_group=case.where == "group")
+            line = f"/{case.command} {ARGS[case.command]}".strip()
+            on_console = await console_reply(lore, who, chat, line)
+            on_discord = await discord_reply(
+                fake, case.role, case.where, case.command, ARGS[case.command]
+            )
+            want = expected(case.command, case.role, case.where)
+            got = (outcome(on_console), outcome(on_discord))
+            if got != (want, want):
+                mismatches.append((case, want, got, on_console[:80], on_discord[:80]))
+            elif want != "ran" and on_console != on_discord.replace("/lore ", "/"):
+                mismatches.append((case, "same words", on_console, on_discord))
+    assert mismatches == []
+    assert all(post.suppressed for post in fake.posts)

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pydantic import SecretStr
 
 from adapters.console import ConsoleEdge
+from adapters.discord import DiscordConfig, DiscordEdge
 from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app.core import Lore
 from bot.edge import Edge
@@ -17,7 +18,7 @@ from storage.processed_events import ProcessedEvents
 __all__ = ["EDGE_SETTINGS", "platform_edges", "terminal_edge"]
 
 # What an operator sets to start each platform edge (named when none is configured).
-EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN")
+EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")
 LEDGER_DAYS = 7  # platforms redeliver for minutes (Slack) to a day (Telegram)
 
 
@@ -40,6 +41,17 @@ def _telegram_config(settings: Settings) -> TelegramConfig:
     )
 
 
+def _discord_config(settings: Settings) -> DiscordConfig:
+    token = settings.discord_bot_token
+    return DiscordConfig(
+        token=token.get_secret_value() if token else "",
+        max_file_bytes=settings.max_file_bytes,
+        owner_ids=_owners_on(settings, DiscordEdge.platform),
+        api_url=settings.discord_api_url,
+        guild_id=settings.discord_guild_id,
+    )
+
+
 async def _ledger(lore: Lore, platform: str) -> ProcessedEvents:
     ledger = ProcessedEvents(lore.database, platform)
     await ledger.prune(datetime.now(UTC) - timedelta(days=LEDGER_DAYS))
@@ -55,6 +67,9 @@ async def platform_edges(lore: Lore) -> list[Edge]:
         edges.append(TelegramEdge(_telegram_config(settings), ledger))
     if settings.slack_bot_token is not None:
         edges.append(await _slack_edge(lore))
+    if settings.discord_bot_token is not None:
+        ledger = await _ledger(lore, DiscordEdge.platform)
+        edges.append(DiscordEdge(_discord_config(settings), ledger))
     return edges
 
 
