@@ -28,7 +28,7 @@ __all__ = [
 
 NOT_INVITED = (
     "Hi! I only talk with people the owner has invited. "
-    "Ask the owner for an invite link, then open it to start."
+    "Ask the owner for an invite, then use it to start."
 )
 
 

@@ -112,6 +112,12 @@ def saved_message(result: IngestResult, *, shared: bool) -> Message:
     """What the person reads once a source is saved (or recognised as a duplicate)."""
     where = "the shared knowledge" if shared else "your private notes"
     detail = f" ({result.chunks_text}) in {where}."
+    if result.masked_cards:
+        numbers = "number" if result.masked_cards == 1 else "numbers"
+        detail += (
+            f" I masked {result.masked_cards} card {numbers} in it (only the last four digits"
+            " are kept)."
+        )
     if result.outcome is IngestOutcome.DUPLICATE:
         body: Rich = rich("♻️ Already saved: ", bold(result.title), detail)
     else:

@@ -16,7 +16,8 @@ SOURCES_SHOWN = 30
 INTRO = (
     "Ask me anything about the knowledge base and I answer with numbered sources.\n"
     "Send me a file, a link or a forwarded message and I remember it in your private notes.\n"
-    "In group chats, mention me or reply to me; there I only use the shared knowledge."
+    "In group chats and channels, mention me (or reply to me); there I only use the shared "
+    "knowledge."
 )
 
 
@@ -170,7 +171,7 @@ MEMBER_COMMANDS = (
     Command("forget", "[NUMBER]", "Delete your private documents (or one of them)",
             Access.MEMBER, Place.PRIVATE, _forget, confirm=_confirm_forget),
     Command("digest", "HH:MM ZONE [quiet] | off | now",
-            "Morning digest: /digest 07:30 Europe/Berlin", Access.MEMBER, Place.PRIVATE,
+            "A morning digest, e.g. at 07:30 Europe/Berlin", Access.MEMBER, Place.PRIVATE,
             _digest),
     Command("new", "", "Start a fresh conversation (forget this chat's history)",
             Access.MEMBER, Place.ANYWHERE, _new),

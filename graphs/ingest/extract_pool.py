@@ -23,6 +23,7 @@ import logging
 import signal
 import struct
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -204,6 +205,7 @@ class ExtractionPool:
     async def _run(
         self, worker: _Worker, header: dict[str, Any], data: bytes, max_text: int
     ) -> tuple[Any, bytes]:
+        started = time.monotonic()
         try:
             async with asyncio.timeout(self._limits.wall_seconds):
                 return await worker.run(header, data, max_text)
@@ -213,7 +215,10 @@ class ExtractionPool:
         except _WorkerDiedError as exc:
             worker.kill()
             code = await worker.process.wait()
-            if code == -signal.SIGXCPU:
+            # A worker that died after working at least its CPU allowance was stopped by it
+            # (on a busy machine the kernel's signal can race the pipe closing).
+            spent_allowance = time.monotonic() - started >= self._limits.cpu_seconds
+            if code == -signal.SIGXCPU or spent_allowance:
                 logger.warning(
                     "Extraction stopped at its CPU limit (%gs)", self._limits.cpu_seconds
                 )
