@@ -111,6 +111,13 @@ class Settings(BaseSettings):
     )
     telegram_webhook_port: Annotated[int, Field(ge=1, le=65535)] = 8443
 
+    mcp_http_port: Annotated[int, Field(ge=1, le=65535)] | None = Field(
+        default=None, description="Serve MCP (streamable HTTP) on this port; unset = no MCP edge."
+    )
+    mcp_http_listen: str = Field(
+        default="127.0.0.1", description="Address the MCP HTTP server binds."
+    )
+
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
 
     @field_validator(
@@ -135,6 +142,7 @@ class Settings(BaseSettings):
         "telegram_api_root",
         "telegram_webhook_url",
         "telegram_webhook_secret",
+        "mcp_http_port",
         mode="before",
     )
     @classmethod

@@ -23,6 +23,7 @@ from storage.schema_core import (
     create_watched_sources,
 )
 from storage.schema_edges import add_chat_threads, create_processed_events
+from storage.schema_mcp import create_mcp_tokens
 
 __all__ = ["MIGRATIONS", "Migration", "apply_migrations", "schema_version"]
 
@@ -64,6 +65,7 @@ MIGRATIONS: Sequence[Migration] = (
         "chat threads on approvals and digests; approvals.is_group (backfilled 1)",
         add_chat_threads,
     ),
+    Migration(10, "mcp_tokens: hashed access tokens for MCP clients (new)", create_mcp_tokens),
 )
 
 

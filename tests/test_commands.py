@@ -32,6 +32,7 @@ ARGS = {
     "forget": "",
     "digest": "",
     "new": "",
+    "mcp": "",
     "invite": "",
     "budget": "",
     "approvals": "",

@@ -6,16 +6,18 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from adapters.console import ConsoleEdge
+from adapters.mcp import McpHttpConfig, McpHttpEdge, McpStdioEdge
 from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app.core import Lore
 from bot.edge import Edge
+from bot.people import LOCAL_OWNER
 from bot.settings import Settings
 from storage.processed_events import ProcessedEvents
 
-__all__ = ["EDGE_SETTINGS", "platform_edges", "terminal_edge"]
+__all__ = ["EDGE_SETTINGS", "mcp_stdio_edge", "platform_edges", "terminal_edge"]
 
 # What an operator sets to start each platform edge (named when none is configured).
-EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN",)
+EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "MCP_HTTP_PORT")
 LEDGER_DAYS = 7  # platforms redeliver for minutes (Slack) to a day (Telegram)
 
 
@@ -51,9 +53,17 @@ async def platform_edges(lore: Lore) -> list[Edge]:
     if settings.telegram_bot_token is not None:
         ledger = await _ledger(lore, TelegramEdge.platform)
         edges.append(TelegramEdge(_telegram_config(settings), ledger))
+    if settings.mcp_http_port is not None:
+        config = McpHttpConfig(listen=settings.mcp_http_listen, port=settings.mcp_http_port)
+        edges.append(McpHttpEdge(config))
     return edges
 
 
 def terminal_edge(*, interactive: bool) -> Edge:
     """The terminal chat (interactive at a terminal, scripted with piped input)."""
     return ConsoleEdge(interactive=interactive)
+
+
+def mcp_stdio_edge() -> Edge:
+    """MCP over this process's stdin/stdout, for the person at this machine (`lore mcp`)."""
+    return McpStdioEdge(LOCAL_OWNER)
