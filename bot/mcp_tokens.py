@@ -105,14 +105,12 @@ class McpTokens:
         return chosen
 
     async def identity_for(self, token: str) -> Identity | None:
-        """The MCP identity of a working token; None for a wrong, revoked or orphaned one."""
+        """The MCP identity of a working token (named after the token); None for a wrong or
+        revoked one. A token goes with its member (`ON DELETE CASCADE`)."""
         record = await self._tokens.verify(token)
         if record is None:
             return None
-        user = await self._users.get(record.user_id)
-        if user is None:
-            return None
-        return Identity(MCP_PLATFORM, record.id, f"{user.display_name} ({record.name})")
+        return Identity(MCP_PLATFORM, record.id, record.name)
 
     async def grant(self, identity: Identity) -> Grant:
         """Whose knowledge `identity` reads, and how far; `NotInvitedError` for nobody (a token

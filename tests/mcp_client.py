@@ -16,12 +16,13 @@ __all__ = ["connect", "error_text", "passages"]
 
 
 @asynccontextmanager
-async def connect(url: str, token: str | None) -> AsyncIterator[Client]:
-    """A connected client; with `token`, every request carries `Authorization: Bearer`."""
+async def connect(url: str, token: str | None, *, mode: str = "auto") -> AsyncIterator[Client]:
+    """A connected client; with `token`, every request carries `Authorization: Bearer`.
+    `mode="legacy"` speaks the older protocol (the initialize handshake) many clients use."""
     headers = {"Authorization": f"Bearer {token}"} if token is not None else None
     async with (
         httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(url, http_client=http)) as client,
+        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
     ):
         yield client
 

@@ -94,9 +94,12 @@ async def command(lore: Lore, who: Identity, args: str, *, group: bool = False) 
     return plain_text(reply.body)
 
 
-async def test_the_tools_are_exactly_four_and_all_read_only(world: World) -> None:
-    async with connect(world.url, world.ann_token) as client:
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_the_tools_are_exactly_four_and_all_read_only(world: World, mode: str) -> None:
+    async with connect(world.url, world.ann_token, mode=mode) as client:
         listed = (await client.list_tools()).tools
+        found = await client.call_tool("search_knowledge", {"query": "parking"})
+        assert passages(found)[0]["document_id"] == world.shared_doc
     assert {tool.name for tool in listed} == TOOLS
     for tool in listed:
         assert tool.annotations is not None

@@ -128,7 +128,10 @@ class McpHttpEdge:
         sock = _bind(config.listen, config.port)
         self._port = int(sock.getsockname()[1])
         mcp = build_server(bot, token_caller, verifier=BotTokenVerifier(bot), issuer_url=self.url)
-        app = mcp.streamable_http_app(streamable_http_path=config.path, host=config.listen)
+        # The tools send no progress or log notifications: a plain JSON answer per call.
+        app = mcp.streamable_http_app(
+            streamable_http_path=config.path, host=config.listen, json_response=True
+        )
         server = _Server(
             uvicorn.Config(
                 app,
