@@ -203,8 +203,11 @@ class Lookups:
     ) -> LookupResult:
         grant = await self._access.grant(identity)
         started, clock = self._clock(), time.perf_counter()
-        sensitive = check_sensitive(text)
-        question = text if sensitive.allowed else WITHHELD
+        # An oversized query is refused unread: no guard scans it, the log keeps its size only.
+        if len(text) > self._limits.max_query_chars:
+            question = f"[query withheld: {len(text)} characters]"
+        else:
+            question = text if check_sensitive(text).allowed else WITHHELD
         refusal = await self._refusal(grant, tool, text, private=private, started=started)
         if refusal is not None:
             await self._incidents.record_guard(

@@ -216,15 +216,20 @@ async def test_injection_in_a_query_is_refused_as_in_a_chat(world: World) -> Non
         refused = error_text(await client.call_tool("search_knowledge", {"query": INJECTION}))
         card = {"query": "is 4111 1111 1111 1111 my card?"}
         paid = error_text(await client.call_tool("search_private", card))
+        huge = error_text(await client.call_tool("search_knowledge", {"query": "park " * 2000}))
     chat = await ask(world.lore.bot, world.ann, INJECTION)
     assert chat.refusals == [GUARD_PROMPT_INJECTION]
     assert MESSAGES[GUARD_PROMPT_INJECTION] in refused
     assert "card numbers" in paid
+    assert "Ask with 1 to 4000 characters" in huge
     logged = await world.lore.database.fetch_all(
-        "SELECT question, outcome FROM turn_log WHERE platform = 'mcp' ORDER BY created_at"
+        "SELECT question, outcome FROM turn_log WHERE platform = 'mcp' ORDER BY created_at, rowid"
     )
-    assert [row["outcome"] for row in logged] == ["refused", "refused"]
-    assert all("4111" not in row["question"] for row in logged)  # payment data never stored
+    assert [row["outcome"] for row in logged] == ["refused"] * 3
+    questions = [row["question"] for row in logged]
+    assert questions[0] == INJECTION
+    assert "4111" not in questions[1]  # payment data is never stored
+    assert questions[2] == "[query withheld: 10000 characters]"  # nor an oversized query
     guards = await world.lore.database.fetch_all("SELECT guard, platform FROM guard_incidents")
     assert (GUARD_PROMPT_INJECTION, "mcp") in {(row["guard"], row["platform"]) for row in guards}
 
