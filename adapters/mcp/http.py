@@ -33,6 +33,7 @@ logger = logging.getLogger(__name__)
 
 # Open event streams end only when the server goes: don't wait for them for long.
 SHUTDOWN_GRACE_SECONDS = 3
+BACKLOG = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +92,19 @@ class _Server(uvicorn.Server):
 
 
 def _bind(listen: str, port: int) -> socket.socket:
+    """A listening TCP socket. Made with IPPROTO_TCP, not 0 as `socket.create_server` does:
+    asyncio sets TCP_NODELAY only on connections of sockets that say they are TCP, and
+    without it every answer waited ~40 ms for a delayed ACK."""
     family = socket.AF_INET6 if ":" in listen else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
-        return socket.create_server((listen, port), family=family)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((listen, port))
+        sock.listen(BACKLOG)
     except OSError as exc:
+        sock.close()
         raise StartupError(f"MCP cannot listen on {listen}:{port}: {exc.strerror}") from exc
+    return sock
 
 
 class McpHttpEdge:
