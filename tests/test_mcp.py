@@ -15,8 +15,10 @@ from mcp.shared.exceptions import MCPError
 
 from adapters.mcp import McpHttpConfig, McpHttpEdge
 from bot.app import Lore, open_lore
+from bot.errors import NotInvitedError
 from bot.events import ChatRef, Identity
 from bot.replies import Message, plain_text
+from bot.sources import Source
 from graphs.guards import GUARD_PROMPT_INJECTION, MESSAGES
 from tests.chat_turns import ask, invite, remember
 from tests.conftest import SettingsFactory
@@ -316,3 +318,18 @@ async def test_lookups_and_chat_turns_share_one_rate_limit(make_settings: Settin
         ]
         guards = await lore.database.fetch_all("SELECT guard, platform FROM guard_incidents")
         assert ("rate_limited", "mcp") in {(row["guard"], row["platform"]) for row in guards}
+
+
+async def test_a_token_identity_can_look_up_and_nothing_else(world: World) -> None:
+    bot = world.lore.bot
+    caller = await bot.mcp_identity(world.ann_token)
+    assert caller is not None
+    assert [p.document_id for p in (await bot.search_private(caller, "locker")).passages] == [
+        world.ann_doc
+    ]
+    # To the rest of the core the token is nobody: no chat turn, no ingest, no command.
+    turn = await ask(bot, caller, "Where do visitors park?")
+    assert turn.refusals == ["unknown_user"]
+    with pytest.raises(NotInvitedError):
+        await bot.ingest(caller, Source(text="Written through a token."))
+    assert "only talk with people" in await command(world.lore, caller, "token")
