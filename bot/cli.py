@@ -15,7 +15,7 @@ import typer
 from tqdm import tqdm
 
 from bot.app import Lore, open_lore
-from bot.app.edges import EDGE_SETTINGS, platform_edges, terminal_edge
+from bot.app.edges import EDGE_SETTINGS, mcp_stdio_edge, platform_edges, terminal_edge
 from bot.app.run import run_edges
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
@@ -225,6 +225,34 @@ def run() -> None:
         await run_edges(lore, edges, announce=typer.echo)
 
     _run(work, operator=False)
+
+
+@app.command("mcp")
+def mcp() -> None:
+    """Serve Lore to a local MCP client over stdin/stdout (read-only, as the local owner)."""
+
+    def announce(text: str) -> None:
+        typer.echo(text, err=True)  # stdout carries the protocol
+
+    async def work(lore: Lore) -> None:
+        await run_edges(lore, [mcp_stdio_edge()], announce=announce)
+
+    _run(work, operator=False)
+
+
+@app.command("mcp-token")
+def mcp_token(
+    name: Annotated[str, typer.Argument(help="A name for the token, e.g. laptop.")],
+    shared_only: Annotated[bool, typer.Option(help="Shared knowledge only.")] = False,
+) -> None:
+    """Make an MCP token for the owner (shown once; revoke it with /mcp revoke NAME)."""
+
+    async def work(lore: Lore) -> None:
+        issued = await lore.bot.create_mcp_token(LOCAL_OWNER, name, shared_only=shared_only)
+        typer.echo(issued.token)
+        typer.echo("Shown only this once. Send it as: Authorization: Bearer <token>", err=True)
+
+    _run(work)
 
 
 @app.command("eval")

@@ -13,6 +13,8 @@ __all__ = [
     "DigestError",
     "IngestRefusedError",
     "LinkRefusedError",
+    "LookupFailedError",
+    "LookupRefusedError",
     "LoreError",
     "NotFoundError",
     "NotInvitedError",
@@ -22,6 +24,7 @@ __all__ = [
     "ShareRefusedError",
     "StartupError",
     "StoreBusyError",
+    "TokenRefusedError",
     "UsageError",
     "WatchRefusedError",
 ]
@@ -95,6 +98,19 @@ class WatchRefusedError(LoreError):
 class ShareRefusedError(LoreError):
     """A private document was not published to the shared knowledge (not an owner, not theirs,
     original missing); nothing changed."""
+
+
+class LookupRefusedError(LoreError):
+    """A read-only lookup (an MCP tool call) was refused by a guard or by the token's reach
+    (shared knowledge only); nothing was searched."""
+
+
+class LookupFailedError(LoreError):
+    """A read-only lookup broke on our side; the details are in the log, not the message."""
+
+
+class TokenRefusedError(LoreError):
+    """An MCP token was not issued (name taken, too many tokens) or not found to revoke."""
 
 
 class StoreBusyError(LoreError):

@@ -3,9 +3,10 @@
 `ConversationMemory.build(now)` is the job the scheduler runs every 30 minutes. It reads
 the turn log over a window wider than its schedule (2 hours by default), so a failed or
 missed run heals on the next one, and upserts one point per answered or refused turn
-with text ("Q: ...\\nA: ..."). Point ids come from the turn ids, so overlapping runs
-overwrite instead of duplicating. The payload indexes are ensured on every run. The day
-of an exchange is its calendar day in the member's timezone (UTC when none is set).
+with text ("Q: ...\\nA: ..."); lookups by MCP clients are no conversation and are skipped.
+Point ids come from the turn ids, so overlapping runs overwrite instead of duplicating. The
+payload indexes are ensured on every run. The day of an exchange is its calendar day in the
+member's timezone (UTC when none is set).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
+from bot.lookups import is_lookup
 from storage.ids import UserId
 from storage.memory_index import MemoryEntry, MemoryIndex
 from storage.turns import TurnRecord, TurnRepository
@@ -80,7 +82,7 @@ class ConversationMemory:
         since, until = now - (window or self._window), now + timedelta(seconds=1)
         await self._index.ensure()
         records = await self._turns.created_between(since, until)
-        usable = [record for record in records if record.question.strip()]
+        usable = [r for r in records if r.question.strip() and not is_lookup(r)]
         zones: dict[UserId, ZoneInfo] = {}
         written = 0
         for start in range(0, len(usable), BATCH):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 
 from bot.accounts import Accounts
 from bot.approvals import ApprovalDecision, Approvals
@@ -24,6 +24,8 @@ from bot.events import ChatRef, Identity, TurnEvent
 from bot.forgetting import Forgetting
 from bot.knowledge import Knowledge, ProgressSink
 from bot.limits import Limits
+from bot.lookups import LookupResult, Lookups
+from bot.mcp_tokens import McpTokens
 from bot.memory import ConversationMemory, MemoryReport
 from bot.notifications import Notifier, Notifiers
 from bot.people import LOCAL_PLATFORM, People
@@ -39,6 +41,7 @@ from storage.digests import DigestSchedule
 from storage.documents import DocumentRecord
 from storage.ids import TurnId
 from storage.link_codes import LinkCode
+from storage.mcp_tokens import IssuedToken
 from storage.turns import TurnRepository, UnansweredQuestion
 from storage.users import Role, User, UserRepository
 from storage.watched_sources import WatchedSource
@@ -63,6 +66,8 @@ class BotParts:
     watching: Watching
     memory: ConversationMemory
     reports: Reports
+    tokens: McpTokens
+    lookups: Lookups
     notifiers: Notifiers
     limits: Limits
     commands: CommandRegistry
@@ -87,6 +92,7 @@ class Bot:
             digests=parts.digests,
             watching=parts.watching,
             reports=parts.reports,
+            tokens=parts.tokens,
         )
 
     # -- edges: wiring -----------------------------------------------------------------------
@@ -252,6 +258,45 @@ class Bot:
                 raise NotFoundError(f"Nobody called {name!r} is registered here.")
             await self._parts.users.register(LOCAL_PLATFORM, name, name, Role.MEMBER)
         return member
+
+    # -- other agents (MCP): tokens and read-only lookups ------------------------------------
+
+    async def mcp_identity(self, token: str) -> Identity | None:
+        """The identity a presented MCP bearer token stands for; None: wrong or revoked."""
+        return await self._parts.tokens.identity_for(token)
+
+    async def create_mcp_token(
+        self, identity: Identity, name: str, *, shared_only: bool = False
+    ) -> IssuedToken:
+        """A new MCP token for the caller (a member), shown once (`/mcp token` does this in a
+        chat, `lore mcp-token` at the terminal)."""
+        return await self._parts.tokens.issue(identity, name, shared_only=shared_only)
+
+    async def search_knowledge(
+        self, identity: Identity, query: str, *, limit: int = 5
+    ) -> LookupResult:
+        """A lookup in the shared knowledge (guarded, rate-limited and logged like a turn)."""
+        return await self._parts.lookups.search_knowledge(identity, query, limit=limit)
+
+    async def search_private(
+        self, identity: Identity, query: str, *, limit: int = 5
+    ) -> LookupResult:
+        """A lookup in the caller's private notes only."""
+        return await self._parts.lookups.search_private(identity, query, limit=limit)
+
+    async def search_memory(
+        self,
+        identity: Identity,
+        query: str,
+        day_from: date | None = None,
+        day_to: date | None = None,
+    ) -> LookupResult:
+        """A lookup in the caller's past conversations (conversation memory)."""
+        return await self._parts.lookups.search_memory(identity, query, day_from, day_to)
+
+    async def get_entry(self, identity: Identity, document_id: str) -> LookupResult:
+        """One document, whole: a shared one or the caller's own; else `NotFoundError`."""
+        return await self._parts.lookups.get_entry(identity, document_id)
 
     # -- settings of a person ----------------------------------------------------------------
 

@@ -145,6 +145,12 @@ class Settings(BaseSettings):
     discord_guild_id: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Sync /lore to this server only (instant updates while testing)."
     )
+    mcp_http_port: Annotated[int, Field(ge=1, le=65535)] | None = Field(
+        default=None, description="Serve MCP (streamable HTTP) on this port; unset = no MCP edge."
+    )
+    mcp_http_listen: str = Field(
+        default="127.0.0.1", description="Address the MCP HTTP server binds."
+    )
 
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_level_third_party: str = Field(
@@ -175,6 +181,7 @@ class Settings(BaseSettings):
         "telegram_api_root",
         "telegram_webhook_url",
         "telegram_webhook_secret",
+        "mcp_http_port",
         mode="before",
     )
     @classmethod

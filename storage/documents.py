@@ -255,6 +255,14 @@ class DocumentRepository:
         )
         return "\n\n".join(row["text"] for row in rows)
 
+    async def document_passages(self, document_id: DocumentId, *, limit: int) -> list[Passage]:
+        """The first `limit` chunks of one document as citable passages, in order."""
+        rows = await self._db.fetch_all(
+            f"{_PASSAGE_COLUMNS} WHERE c.document_id = ? ORDER BY c.chunk_index LIMIT ?",
+            (document_id, limit),
+        )
+        return [_passage(row) for row in rows]
+
     async def chunk_hashes(self, document_id: DocumentId) -> dict[ChunkHash, str]:
         """Map each chunk hash of a document to its vector status."""
         rows = await self._db.fetch_all(

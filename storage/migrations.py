@@ -28,6 +28,7 @@ from storage.schema_edges import (
     create_attempts,
     create_processed_events,
 )
+from storage.schema_mcp import create_mcp_tokens
 
 __all__ = ["MIGRATIONS", "Migration", "apply_migrations", "schema_version"]
 
@@ -75,6 +76,7 @@ MIGRATIONS: Sequence[Migration] = (
         "chunks.injection_score (NULL = not scored yet, scored by re-index and on read)",
         add_chunk_injection_score,
     ),
+    Migration(12, "mcp_tokens: hashed access tokens for MCP clients (new)", create_mcp_tokens),
 )
 
 

@@ -48,6 +48,7 @@ ARGS = {
     "forget": "",
     "digest": "",
     "new": "",
+    "mcp": "",
     "invite": "",
     "budget": "",
     "approvals": "",

@@ -22,6 +22,8 @@ from bot.errors import StartupError, StoreBusyError
 from bot.forgetting import Forgetting
 from bot.knowledge import Knowledge
 from bot.limits import Limits
+from bot.lookups import LookupLimits, Lookups
+from bot.mcp_tokens import McpTokens
 from bot.memory import ConversationMemory
 from bot.notifications import Notifiers
 from bot.people import LOCAL_OWNER, People
@@ -56,6 +58,7 @@ from storage.incidents import IncidentRepository
 from storage.invites import InviteRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.link_codes import LinkCodeRepository
+from storage.mcp_tokens import McpTokenRepository
 from storage.memory_index import MemoryIndex
 from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
 from storage.originals import OriginalStore
@@ -122,6 +125,14 @@ def _agent_limits(settings: Settings) -> AgentLimits:
         max_message_chars=settings.max_message_chars,
         max_answer_tokens=settings.max_answer_tokens,
         approval_ttl=timedelta(hours=settings.approval_ttl_hours),
+    )
+
+
+def _lookup_limits(settings: Settings) -> LookupLimits:
+    return LookupLimits(
+        rate_limit_turns=settings.rate_limit_turns,
+        rate_limit_window=timedelta(minutes=settings.rate_limit_minutes),
+        max_query_chars=settings.max_message_chars,
     )
 
 
@@ -225,6 +236,7 @@ async def open_lore(
         )
         incidents = IncidentRepository(database)
         approval_rows = ApprovalRepository(database)
+        recall = MemoryRecall(index=stores.memory_index, turns=turns, embedder=stores.embedder)
         agent_context = AgentContext(
             model=model,
             meter=booking,
@@ -236,7 +248,7 @@ async def open_lore(
             actions=actions,
             limits=_agent_limits(settings),
             clock=utc_now,
-            memory=MemoryRecall(index=stores.memory_index, turns=turns, embedder=stores.embedder),
+            memory=recall,
         )
         graph = build_agent_graph(checkpointer)
         approvals = Approvals(
@@ -250,6 +262,9 @@ async def open_lore(
         )
         memory = ConversationMemory(
             turns=turns, users=users, index=stores.memory_index, embedder=stores.embedder
+        )
+        tokens = McpTokens(
+            people=people, users=users, tokens=McpTokenRepository(database), clock=utc_now
         )
         parts = BotParts(
             people=people,
@@ -334,6 +349,17 @@ async def open_lore(
                     settings.embedding_model,
                     "qdrant server" if settings.qdrant_url else "embedded qdrant-edge",
                 ),
+            ),
+            tokens=tokens,
+            lookups=Lookups(
+                access=tokens,
+                retriever=retriever,
+                memory=recall,
+                documents=documents,
+                turns=turns,
+                incidents=incidents,
+                limits=_lookup_limits(settings),
+                clock=utc_now,
             ),
             notifiers=notifiers,
             limits=limits,

@@ -9,16 +9,18 @@ from pydantic import SecretStr
 
 from adapters.console import ConsoleEdge
 from adapters.discord import DiscordConfig, DiscordEdge
+from adapters.mcp import McpHttpConfig, McpHttpEdge, McpStdioEdge
 from adapters.telegram import TelegramConfig, TelegramEdge
 from bot.app.core import Lore
 from bot.edge import Edge
+from bot.people import LOCAL_OWNER
 from bot.settings import Settings
 from storage.processed_events import ProcessedEvents
 
-__all__ = ["EDGE_SETTINGS", "platform_edges", "terminal_edge"]
+__all__ = ["EDGE_SETTINGS", "mcp_stdio_edge", "platform_edges", "terminal_edge"]
 
 # What an operator sets to start each platform edge (named when none is configured).
-EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN")
+EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN", "MCP_HTTP_PORT")
 LEDGER_DAYS = 7  # platforms redeliver for minutes (Slack) to a day (Telegram)
 
 
@@ -70,6 +72,9 @@ async def platform_edges(lore: Lore) -> list[Edge]:
     if settings.discord_bot_token is not None:
         ledger = await _ledger(lore, DiscordEdge.platform)
         edges.append(DiscordEdge(_discord_config(settings), ledger))
+    if settings.mcp_http_port is not None:
+        config = McpHttpConfig(listen=settings.mcp_http_listen, port=settings.mcp_http_port)
+        edges.append(McpHttpEdge(config))
     return edges
 
 
@@ -98,3 +103,8 @@ async def _slack_edge(lore: Lore) -> Edge:
 def terminal_edge(*, interactive: bool) -> Edge:
     """The terminal chat (interactive at a terminal, scripted with piped input)."""
     return ConsoleEdge(interactive=interactive)
+
+
+def mcp_stdio_edge() -> Edge:
+    """MCP over this process's stdin/stdout, for the person at this machine (`lore mcp`)."""
+    return McpStdioEdge(LOCAL_OWNER)

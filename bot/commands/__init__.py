@@ -1,5 +1,6 @@
 """Chat commands: the registry (rules and enforcement) and every command of Lore."""
 
+from bot.commands.mcp import MCP_COMMANDS
 from bot.commands.member import MEMBER_COMMANDS, help_text
 from bot.commands.owner import OWNER_COMMANDS
 from bot.commands.registry import (
@@ -22,4 +23,4 @@ __all__ = [
     "help_text",
 ]
 
-COMMANDS = CommandRegistry((*MEMBER_COMMANDS, *OWNER_COMMANDS))
+COMMANDS = CommandRegistry((*MEMBER_COMMANDS, *MCP_COMMANDS, *OWNER_COMMANDS))

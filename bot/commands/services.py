@@ -11,6 +11,7 @@ from bot.conversation import Conversations
 from bot.digests import Digests
 from bot.forgetting import Forgetting
 from bot.knowledge import Knowledge
+from bot.mcp_tokens import McpTokens
 from bot.reports import Reports
 from bot.watching import Watching
 
@@ -29,3 +30,4 @@ class CommandServices:
     digests: Digests
     watching: Watching
     reports: Reports
+    tokens: McpTokens
