@@ -25,6 +25,7 @@ from bot.watching import Watching
 from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
+from graphs.fusion import Fusion
 from graphs.ingest.context import IngestContext, IngestLimits
 from graphs.ingest.graph import build_ingest_graph, ingest
 from graphs.ingest.state import IngestRequest, IngestResult
@@ -53,6 +54,7 @@ from storage.link_codes import LinkCodeRepository
 from storage.memory_index import MemoryIndex
 from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
 from storage.originals import OriginalStore
+from storage.reranker import CrossEncoder, RerankerError
 from storage.server_store import ServerVectorStore
 from storage.turns import TurnRepository
 from storage.users import UserRepository
@@ -140,7 +142,10 @@ async def open_lore(
             index=index,
             documents=documents,
             embedder=embedder,
-            lexical=lexical if settings.search_mode == "hybrid" else None,
+            lexical=lexical if settings.search_mode != "dense" else None,
+            fusion=Fusion() if settings.search_mode == "hybrid" else None,
+            reranker=await _reranker(settings),
+            rerank_candidates=settings.reranker_candidates,
         )
         ingest_graph = build_ingest_graph()
         users = UserRepository(database)
@@ -311,3 +316,15 @@ def _vector_store(settings: Settings) -> VectorStore:
             settings.qdrant_url, api_key, settings.qdrant_timeout_seconds
         )
     return EdgeVectorStore(settings.qdrant_dir)
+
+
+async def _reranker(settings: Settings) -> CrossEncoder | None:
+    """The operator's cross-encoder, if RERANKER_MODEL_DIR names one."""
+    if settings.reranker_model_dir is None:
+        return None
+    try:
+        return await CrossEncoder.load(
+            settings.reranker_model_dir, threads=settings.embedding_threads
+        )
+    except RerankerError as exc:
+        raise StartupError(f"Lore cannot start: RERANKER_MODEL_DIR: {exc}") from exc

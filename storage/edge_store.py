@@ -147,6 +147,29 @@ class EdgeVectorStore:
             for hit in hits
         ]
 
+    async def search_lexical(
+        self,
+        collection: str,
+        sparse: SparseVector,
+        *,
+        limit: int = 10,
+        conditions: Sequence[Condition] = (),
+    ) -> list[ScoredPoint]:
+        """Sparse search alone, best BM25 score (with IDF) first."""
+        shard = self._shard(collection)
+        _require_tenant_match(shard.spec, conditions)
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(_to_edge_sparse(sparse), using=SPARSE),
+            filter=_to_filter(conditions) if conditions else None,
+            with_payload=True,
+        )
+        hits = await self._call(collection, "search_lexical", lambda: shard.engine.query(request))
+        return [
+            ScoredPoint(id=_point_id(hit.id), score=hit.score, payload=_payload(hit.payload))
+            for hit in hits
+        ]
+
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
         shard = self._shard(collection)
@@ -302,8 +325,12 @@ def _wanted_indexes(spec: CollectionSpec) -> list[tuple[str, Any]]:
 def _to_edge_point(point: VectorPoint) -> qe.Point:
     vectors: dict[str, Any] = {DENSE: list(point.dense)}
     if point.sparse is not None:
-        vectors[SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+        vectors[SPARSE] = _to_edge_sparse(point.sparse)
     return qe.Point(point.id, vectors, dict(point.payload))
+
+
+def _to_edge_sparse(sparse: SparseVector) -> qe.SparseVector:
+    return qe.SparseVector(list(sparse.indices), list(sparse.values))
 
 
 def _to_filter(conditions: Sequence[Condition]) -> qe.Filter:
@@ -331,7 +358,7 @@ def _query_request(
         return qe.QueryRequest(
             limit=limit, query=dense_query, filter=query_filter, with_payload=True
         )
-    lexical = qe.SparseVector(list(sparse.indices), list(sparse.values))
+    lexical = _to_edge_sparse(sparse)
     depth = max(limit * 4, 20)
     return qe.QueryRequest(
         limit=limit,

@@ -1,9 +1,9 @@
-"""Lore's two Qdrant collections and the only two ways to search them.
+"""Lore's two Qdrant collections and the only ways to search them.
 
 `knowledge` holds shared documents; `private` holds every member's private documents
-in one collection, partitioned by the `user_id` tenant index. `search_private` takes
-the user id as a required keyword argument and always adds the filter; no other code
-path builds a query on `private` (DESIGN.md invariant 2).
+in one collection, partitioned by the `user_id` tenant index. `search_private` and
+`lexical_private` take the user id as a required keyword argument and always add the
+filter; no other code path builds a query on `private` (DESIGN.md invariant 2).
 """
 
 from __future__ import annotations
@@ -103,6 +103,24 @@ class KnowledgeIndex:
             Collection.PRIVATE.value,
             dense,
             sparse=sparse,
+            limit=limit,
+            conditions=[FieldMatch(TENANT_FIELD, user_id)],
+        )
+
+    async def lexical_shared(self, sparse: SparseVector, *, limit: int = 10) -> list[ScoredPoint]:
+        """Search the shared knowledge by lexical vector alone (BM25 scores)."""
+        return await self._store.search_lexical(Collection.KNOWLEDGE.value, sparse, limit=limit)
+
+    async def lexical_private(
+        self, sparse: SparseVector, *, user_id: UserId, limit: int = 10
+    ) -> list[ScoredPoint]:
+        """Search one user's private documents by lexical vector alone; `user_id` is required
+        and always filtered on."""
+        if not user_id:
+            raise ValueError("lexical_private needs the authenticated user's id")
+        return await self._store.search_lexical(
+            Collection.PRIVATE.value,
+            sparse,
             limit=limit,
             conditions=[FieldMatch(TENANT_FIELD, user_id)],
         )

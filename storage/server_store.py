@@ -174,6 +174,34 @@ class ServerVectorStore:
             for hit in response.points
         ]
 
+    async def search_lexical(
+        self,
+        collection: str,
+        sparse: SparseVector,
+        *,
+        limit: int = 10,
+        conditions: Sequence[Condition] = (),
+    ) -> list[ScoredPoint]:
+        """Sparse search alone, best BM25 score (with IDF) first."""
+        _require_tenant_match(self._spec(collection), conditions)
+        request = self._client.query_points(
+            collection,
+            query=models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+            using=SPARSE,
+            query_filter=_to_filter(conditions) if conditions else None,
+            limit=limit,
+            with_payload=True,
+        )
+        response = await self._call(collection, "search_lexical", request)
+        return [
+            ScoredPoint(
+                id=PointId(str(hit.id)),
+                score=hit.score,
+                payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
+            )
+            for hit in response.points
+        ]
+
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
         self._spec(collection)

@@ -140,6 +140,17 @@ class VectorStore(Protocol):
     ) -> list[ScoredPoint]:
         """Dense search, or hybrid dense + sparse fused with RRF when `sparse` is given."""
 
+    async def search_lexical(
+        self,
+        collection: str,
+        sparse: SparseVector,
+        *,
+        limit: int = 10,
+        conditions: Sequence[Condition] = (),
+    ) -> list[ScoredPoint]:
+        """Sparse search alone: points sharing a term with `sparse`, best BM25 score first
+        (the collection's IDF modifier applied). Tenant collections need their tenant match."""
+
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
 

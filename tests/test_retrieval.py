@@ -1,0 +1,181 @@
+"""Ranking: tuned fusion of dense and lexical lists, document aggregation, the reranker stage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from tokenizers import Tokenizer
+
+from bot.app import Lore, open_lore
+from bot.errors import StartupError
+from graphs.fusion import Candidate, Fusion
+from graphs.ingest.points import embedding_text
+from graphs.ingest.state import IngestRequest
+from graphs.retrieval import RetrievedPassage, Retriever
+from storage.documents import DocumentRepository
+from storage.embeddings import LexicalEncoder
+from storage.ids import PointId
+from storage.reranker import CrossEncoder, RerankerError
+from tests.conftest import SettingsFactory
+from tests.cross_encoder_model import build_cross_encoder
+
+NOTES = [
+    "# Tomatoes\n\nWater tomato plants deeply twice a week; mulch keeps the soil moist.",
+    "# Compost\n\nA compost heap needs air: turn it every fortnight and keep it damp.",
+    "# Wifi\n\nThe cabin wifi password is written on the fridge door.",
+    "# Bicycle\n\nPump the tyres to four bar and oil the chain after rain.",
+    "# Bread\n\nSourdough bread rises overnight in a cool kitchen.",
+    "# Router\n\nTo reset the router hold the button for ten seconds, then wait.",
+    "# Zygomorphic\n\nOrchid flowers are zygomorphic: one plane of symmetry.",
+]
+QUESTION = "how do I look after tomato plants in the garden?"
+
+
+def _id(n: int) -> PointId:
+    return PointId(f"00000000-0000-0000-0000-{n:012d}")
+
+
+def test_fusion_scales_each_side_by_its_best_score() -> None:
+    fusion = Fusion(dense_weight=0.5, document_weight=0.0)
+    ranked = fusion.rank(
+        [
+            Candidate(_id(1), "a", False, dense=0.8, lexical=None),
+            Candidate(_id(2), "b", False, dense=0.4, lexical=10.0),
+            Candidate(_id(3), "c", False, dense=None, lexical=5.0),
+        ]
+    )
+    assert [(c.id, round(s, 6)) for c, s in ranked] == [
+        (_id(2), 0.75),  # 0.5 * 0.4/0.8 + 0.5 * 10/10
+        (_id(1), 0.5),  # 0.5 * 1 + 0
+        (_id(3), 0.25),  # 0 + 0.5 * 5/10
+    ]
+
+
+def test_fusion_lifts_a_document_that_matches_in_several_passages() -> None:
+    candidates = [
+        Candidate(_id(1), "lucky", False, dense=0.60, lexical=4.0),
+        Candidate(_id(2), "thorough", False, dense=0.58, lexical=3.8),
+        Candidate(_id(3), "thorough", False, dense=0.50, lexical=3.0),
+    ]
+    alone = Fusion(document_weight=0.0).rank(candidates)
+    assert alone[0][0].document == "lucky"
+    together = Fusion(document_weight=0.3).rank(candidates)
+    assert together[0][0].id == _id(2)
+    best_single = together[0][1] - 0.3 * {c.id: s for c, s in alone}[_id(3)]
+    assert best_single == pytest.approx(alone[1][1])
+
+
+async def _ingest_notes(lore: Lore) -> None:
+    for text in NOTES:
+        await lore.bot.ingest(IngestRequest(None, text=text))
+
+
+def _retriever(lore: Lore, **options: object) -> Retriever:
+    return Retriever(
+        index=lore.index,
+        documents=DocumentRepository(lore.database),
+        embedder=lore.embedder,
+        lexical=LexicalEncoder(),
+        **options,  # type: ignore[arg-type]
+    )
+
+
+async def test_hybrid_finds_a_rare_word_and_keeps_cosine_as_relevance(lore: Lore) -> None:
+    await _ingest_notes(lore)
+    fused = await _retriever(lore, fusion=Fusion()).search("zygomorphic", user_id=None, limit=3)
+    dense = await Retriever(
+        index=lore.index,
+        documents=DocumentRepository(lore.database),
+        embedder=lore.embedder,
+        lexical=None,
+    ).search("zygomorphic", user_id=None, limit=len(NOTES))
+    assert fused[0].passage.document_title == "Zygomorphic"
+    cosine = {hit.passage.point_id: hit.relevance for hit in dense}
+    for hit in fused:
+        assert hit.relevance == pytest.approx(cosine[hit.passage.point_id])
+    assert [hit.score for hit in fused] == sorted((hit.score for hit in fused), reverse=True)
+
+
+def _expected_scores(model_dir: Path, query: str, hits: list[RetrievedPassage]) -> list[float]:
+    """The stand-in's logits, one pair at a time (no padding), straight from onnxruntime."""
+    tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    session = ort.InferenceSession(str(model_dir / "model.onnx"))
+    scores = []
+    for hit in hits:
+        passage = hit.passage
+        text = embedding_text(passage.document_title, passage.heading_path, passage.text)
+        encoding = tokenizer.encode(query, text)
+        feed = {
+            "input_ids": np.asarray([encoding.ids], np.int64),
+            "attention_mask": np.asarray([encoding.attention_mask], np.int64),
+            "token_type_ids": np.asarray([encoding.type_ids], np.int64),
+        }
+        scores.append(float(session.run(["logits"], feed)[0][0, 0]))
+    return scores
+
+
+async def test_reranker_orders_by_the_model_score_and_keeps_relevance(
+    lore: Lore, tmp_path: Path
+) -> None:
+    await _ingest_notes(lore)
+    model_dir = build_cross_encoder(tmp_path / "reranker", [*NOTES, QUESTION], seed=3)
+    reranker = await CrossEncoder.load(model_dir)
+    plain = await _retriever(lore, fusion=Fusion()).search(QUESTION, user_id=None, limit=5)
+    reranked = await _retriever(
+        lore, fusion=Fusion(), reranker=reranker, rerank_candidates=5
+    ).search(QUESTION, user_id=None, limit=5)
+
+    assert {h.passage.point_id for h in reranked} == {h.passage.point_id for h in plain}
+    expected = dict(
+        zip(
+            (h.passage.point_id for h in plain),
+            _expected_scores(model_dir, QUESTION, plain),
+            strict=True,
+        )
+    )
+    assert [h.score for h in reranked] == pytest.approx(
+        [expected[h.passage.point_id] for h in reranked], abs=1e-4
+    )
+    assert [h.score for h in reranked] == sorted((h.score for h in reranked), reverse=True)
+    assert [h.passage.point_id for h in reranked] != [h.passage.point_id for h in plain]
+    relevance = {h.passage.point_id: h.relevance for h in plain}
+    assert {h.passage.point_id: h.relevance for h in reranked} == relevance
+
+
+async def test_reranker_reads_more_candidates_than_it_returns(lore: Lore, tmp_path: Path) -> None:
+    await _ingest_notes(lore)
+    model_dir = build_cross_encoder(tmp_path / "reranker", [*NOTES, QUESTION], seed=3)
+    reranker = await CrossEncoder.load(model_dir)
+    every = await _retriever(
+        lore, fusion=Fusion(), reranker=reranker, rerank_candidates=len(NOTES)
+    ).search(QUESTION, user_id=None, limit=len(NOTES))
+    top_two = await _retriever(
+        lore, fusion=Fusion(), reranker=reranker, rerank_candidates=len(NOTES)
+    ).search(QUESTION, user_id=None, limit=2)
+    assert [h.passage.point_id for h in top_two] == [h.passage.point_id for h in every[:2]]
+
+
+async def test_reranker_setting_is_wired_and_a_bad_directory_stops_startup(
+    make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    empty = tmp_path / "not-a-model"
+    empty.mkdir()
+    with pytest.raises(StartupError, match=r"RERANKER_MODEL_DIR.*has no model\.onnx"):
+        async with open_lore(make_settings(reranker_model_dir=empty)):
+            pass
+    model_dir = build_cross_encoder(tmp_path / "reranker", [*NOTES, QUESTION], seed=3)
+    async with open_lore(make_settings(reranker_model_dir=model_dir)) as lore:
+        await _ingest_notes(lore)
+        hits = await lore.bot.search(QUESTION, user_id=None, limit=3)
+    expected = _expected_scores(model_dir, QUESTION, hits)
+    assert [h.score for h in hits] == pytest.approx(expected, abs=1e-4)
+
+
+async def test_a_model_that_is_not_a_cross_encoder_is_refused(tmp_path: Path) -> None:
+    model_dir = build_cross_encoder(tmp_path / "reranker", NOTES)
+    (model_dir / "tokenizer.json").write_text("{not json", "utf-8")
+    with pytest.raises(RerankerError, match="cannot load the reranker"):
+        await CrossEncoder.load(model_dir)
