@@ -7,6 +7,7 @@ Recall@k is the share of a query's relevant documents (judgement > 0) found in t
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import math
 from collections import defaultdict
@@ -82,3 +83,20 @@ def mean_scores(runs: Mapping[str, Sequence[str]], judged: Qrels) -> tuple[float
     ndcg = sum(ndcg_at_k(runs.get(q, ()), rel) for q, rel in judged.items()) / len(judged)
     recall = sum(recall_at_k(runs.get(q, ()), rel) for q, rel in judged.items()) / len(judged)
     return ndcg, recall
+
+
+def splits(dataset: Path) -> dict[str, Qrels]:
+    """tune / held-out / test qrels of a dataset (SciFact has no dev split: a third of
+    its train queries, by a hash of the query id, is held out instead)."""
+    test = qrels(dataset, "test")
+    train = qrels(dataset, "train")
+    dev = qrels(dataset, "dev")
+    if dev:
+        return {"tune": train, "held-out": dev, "test": test}
+    tune = {q: r for q, r in train.items() if _bucket(q) < 2}
+    held = {q: r for q, r in train.items() if _bucket(q) == 2}
+    return {"tune": tune, "held-out": held, "test": test}
+
+
+def _bucket(query_id: str) -> int:
+    return hashlib.sha256(query_id.encode()).digest()[0] % 3

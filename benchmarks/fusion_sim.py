@@ -12,14 +12,15 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import beir
 import numpy as np
 from numpy.typing import NDArray
 from qdrant_edge import Bm25, Bm25Config
 from retrieval_cache import Chunks
 
-Ranking = Callable[[int], list[str]]
+F32 = NDArray[np.float32]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,3 +103,80 @@ def documents_in_order(chunks: Chunks, ranked_chunks: Iterable[int], k: int = 10
         if len(ranked) >= k:
             break
     return ranked
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """One query's candidate chunks: dense cosine and BM25 (NaN where a list missed it)."""
+
+    chunks: NDArray[np.int64]
+    dense: F32
+    lexical: F32
+    dense_rank: NDArray[np.int64]  # 0-based rank in the dense list, large if absent
+    lexical_rank: NDArray[np.int64]
+
+
+@dataclass(slots=True)
+class Corpus:
+    """A cached corpus with everything a setting needs to rank documents."""
+
+    chunks: Chunks
+    queries: dict[str, str]
+    vectors: dict[str, F32]
+    splits: dict[str, beir.Qrels]
+    candidates: dict[str, Candidates] = field(default_factory=dict)
+
+    def prepare(self, lexical: Lexical, depth: int) -> None:
+        """Candidate lists (dense top `depth`, lexical top `depth`) for every judged query."""
+        wanted = {q for split in self.splits.values() for q in split}
+        self.candidates = {}
+        for query in wanted:
+            dense_all = self.chunks.dense @ self.vectors[query]
+            lexical_all = lexical.scores(self.queries[query])
+            dense_top = top(dense_all, depth)
+            lexical_top = top(lexical_all, depth, positive=True)
+            chunks = np.asarray(sorted(set(dense_top) | set(lexical_top)), dtype=np.int64)
+            dense_rank = np.full(len(chunks), 10**6, dtype=np.int64)
+            lexical_rank = np.full(len(chunks), 10**6, dtype=np.int64)
+            where = {c: i for i, c in enumerate(chunks.tolist())}
+            for rank, c in enumerate(dense_top):
+                dense_rank[where[c]] = rank
+            for rank, c in enumerate(lexical_top):
+                lexical_rank[where[c]] = rank
+            self.candidates[query] = Candidates(
+                chunks,
+                np.where(dense_rank < 10**6, dense_all[chunks], np.nan).astype(np.float32),
+                np.where(lexical_rank < 10**6, lexical_all[chunks], np.nan).astype(np.float32),
+                dense_rank,
+                lexical_rank,
+            )
+
+
+Scorer = Callable[[Candidates], F32]
+
+
+def rank_documents(corpus: Corpus, query: str, scorer: Scorer, agg: float) -> list[str]:
+    """Documents by max chunk score + `agg` x the sum of the document's other chunk scores."""
+    found = corpus.candidates[query]
+    scores = scorer(found)
+    docs = corpus.chunks.doc_of_chunk[found.chunks]
+    unique, inverse = np.unique(docs, return_inverse=True)
+    best = np.full(len(unique), -np.inf)
+    np.maximum.at(best, inverse, scores)
+    if agg:
+        total = np.zeros(len(unique))
+        np.add.at(total, inverse, np.maximum(scores, 0))
+        best = best + agg * (total - np.maximum(best, 0))
+    order = np.argsort(-best, kind="stable")[:20]
+    ranked: list[str] = []
+    for doc in unique[order]:
+        ranked.extend(corpus.chunks.doc_ids[int(doc)])
+    return ranked
+
+
+def evaluate(corpus: Corpus, scorer: Scorer, agg: float) -> dict[str, tuple[float, float]]:
+    result = {}
+    for name, judged in corpus.splits.items():
+        runs = {q: rank_documents(corpus, q, scorer, agg) for q in judged}
+        result[name] = beir.mean_scores(runs, judged)
+    return result

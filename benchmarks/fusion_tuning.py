@@ -13,116 +13,20 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import hashlib
 import itertools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import beir
+import fusion_learned
 import numpy as np
 import retrieval_cache as rc
-from fusion_sim import Lexical, top
-from numpy.typing import NDArray
+from fusion_sim import F32, Candidates, Corpus, Lexical, Scorer, evaluate
 from qdrant_edge import Bm25Config
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO.parent / "shared" / "datasets"
-F32 = NDArray[np.float32]
-
-
-def split_queries(dataset: Path) -> dict[str, beir.Qrels]:
-    """tune / held-out / test qrels of a dataset (see the module docstring)."""
-    test = beir.qrels(dataset, "test")
-    train = beir.qrels(dataset, "train")
-    dev = beir.qrels(dataset, "dev")
-    if dev:
-        return {"tune": train, "held-out": dev, "test": test}
-    tune = {q: r for q, r in train.items() if _bucket(q) < 2}
-    held = {q: r for q, r in train.items() if _bucket(q) == 2}
-    return {"tune": tune, "held-out": held, "test": test}
-
-
-def _bucket(query_id: str) -> int:
-    return hashlib.sha256(query_id.encode()).digest()[0] % 3
-
-
-@dataclass(frozen=True, slots=True)
-class Candidates:
-    """One query's candidate chunks: dense cosine and BM25 (NaN where a list missed it)."""
-
-    chunks: NDArray[np.int64]
-    dense: F32
-    lexical: F32
-    dense_rank: NDArray[np.int64]  # 0-based rank in the dense list, large if absent
-    lexical_rank: NDArray[np.int64]
-
-
-@dataclass(slots=True)
-class Corpus:
-    """A cached corpus with everything a setting needs to rank documents."""
-
-    chunks: rc.Chunks
-    queries: dict[str, str]
-    vectors: dict[str, F32]
-    splits: dict[str, beir.Qrels]
-    candidates: dict[str, Candidates] = field(default_factory=dict)
-
-    def prepare(self, lexical: Lexical, depth: int) -> None:
-        """Candidate lists (dense top `depth`, lexical top `depth`) for every judged query."""
-        wanted = {q for split in self.splits.values() for q in split}
-        self.candidates = {}
-        for query in wanted:
-            dense_all = self.chunks.dense @ self.vectors[query]
-            lexical_all = lexical.scores(self.queries[query])
-            dense_top = top(dense_all, depth)
-            lexical_top = top(lexical_all, depth, positive=True)
-            chunks = np.asarray(sorted(set(dense_top) | set(lexical_top)), dtype=np.int64)
-            dense_rank = np.full(len(chunks), 10**6, dtype=np.int64)
-            lexical_rank = np.full(len(chunks), 10**6, dtype=np.int64)
-            where = {c: i for i, c in enumerate(chunks.tolist())}
-            for rank, c in enumerate(dense_top):
-                dense_rank[where[c]] = rank
-            for rank, c in enumerate(lexical_top):
-                lexical_rank[where[c]] = rank
-            self.candidates[query] = Candidates(
-                chunks,
-                np.where(dense_rank < 10**6, dense_all[chunks], np.nan).astype(np.float32),
-                np.where(lexical_rank < 10**6, lexical_all[chunks], np.nan).astype(np.float32),
-                dense_rank,
-                lexical_rank,
-            )
-
-
-Scorer = Callable[[Candidates], F32]
-
-
-def rank_documents(corpus: Corpus, query: str, scorer: Scorer, agg: float) -> list[str]:
-    """Documents by max chunk score + `agg` x the sum of the document's other chunk scores."""
-    found = corpus.candidates[query]
-    scores = scorer(found)
-    docs = corpus.chunks.doc_of_chunk[found.chunks]
-    unique, inverse = np.unique(docs, return_inverse=True)
-    best = np.full(len(unique), -np.inf)
-    np.maximum.at(best, inverse, scores)
-    if agg:
-        total = np.zeros(len(unique))
-        np.add.at(total, inverse, np.maximum(scores, 0))
-        best = best + agg * (total - np.maximum(best, 0))
-    order = np.argsort(-best, kind="stable")[:20]
-    ranked: list[str] = []
-    for doc in unique[order]:
-        ranked.extend(corpus.chunks.doc_ids[int(doc)])
-    return ranked
-
-
-def evaluate(corpus: Corpus, scorer: Scorer, agg: float) -> dict[str, tuple[float, float]]:
-    result = {}
-    for name, judged in corpus.splits.items():
-        runs = {q: rank_documents(corpus, q, scorer, agg) for q in judged}
-        result[name] = beir.mean_scores(runs, judged)
-    return result
 
 
 # --- scorers ---------------------------------------------------------------------------
@@ -213,7 +117,7 @@ async def load_corpus(cache: Path, dataset: Path, model: str) -> Corpus:
     entry = await rc.ensure_entry(cache, dataset, model, 256, 48)
     texts = beir.queries(dataset)
     vectors = await rc.query_vectors(entry, texts, model)
-    return Corpus(rc.load_chunks(entry), texts, vectors, split_queries(dataset))
+    return Corpus(rc.load_chunks(entry), texts, vectors, beir.splits(dataset))
 
 
 def bm25_config(spec: str) -> Bm25Config | None:
@@ -241,7 +145,8 @@ async def main() -> None:
     parser.add_argument("--datasets", nargs="+", default=["scifact", "nfcorpus"])
     parser.add_argument("--grid", default="all")
     parser.add_argument("--bm25", nargs="+", default=["stored"])
-    parser.add_argument("--depth", type=int, nargs="+", default=[400])
+    parser.add_argument("--depth", type=int, nargs="+", default=[100])
+    parser.add_argument("--learned", action="store_true", help="also train a learned fusion")
     args = parser.parse_args()
     for name in args.datasets:
         dataset = Path(name) if "/" in name else DATASETS / name
@@ -260,6 +165,14 @@ async def main() -> None:
             print(f"{'setting':<34} " + " ".join(f"{'nDCG@10':>8} {'R@10':>6}" for _ in splits))
             for label, scorer, agg in settings_grid(args.grid):
                 report(label, evaluate(corpus, scorer, agg), splits)
+            if args.learned:
+                weights = fusion_learned.train(corpus, "tune")
+                named = ", ".join(
+                    f"{n} {w:+.3f}" for n, w in zip(fusion_learned.NAMES, weights, strict=True)
+                )
+                print(f"learned weights: {named}")
+                learned = fusion_learned.scorer(weights, corpus.chunks.doc_of_chunk)
+                report("learned (linear, pairwise)", evaluate(corpus, learned, 0.0), splits)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import beir
 import retrieval_cache as rc
-from fusion_tuning import DATASETS, split_queries
+from fusion_tuning import DATASETS
 
 from bot.app import open_lore
 from graphs.fusion import Fusion
@@ -78,7 +78,7 @@ async def run_dataset(args: argparse.Namespace, dataset: Path) -> None:
     entry = await rc.ensure_entry(args.cache.resolve(), dataset, model, chunk_tokens, overlap)
     texts = beir.queries(dataset)
     ids = corpus_ids(entry)
-    judged = {name: q for name, q in split_queries(dataset).items() if name in splits}
+    judged = {name: q for name, q in beir.splits(dataset).items() if name in splits}
     async with open_lore(entry.settings) as lore:
         documents = DocumentRepository(lore.database)
         stats = await lore.bot.stats()
