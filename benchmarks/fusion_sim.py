@@ -114,6 +114,7 @@ class Candidates:
     lexical: F32
     dense_rank: NDArray[np.int64]  # 0-based rank in the dense list, large if absent
     lexical_rank: NDArray[np.int64]
+    query: F32  # the query's dense vector
 
 
 @dataclass(slots=True)
@@ -149,6 +150,7 @@ class Corpus:
                 np.where(lexical_rank < 10**6, lexical_all[chunks], np.nan).astype(np.float32),
                 dense_rank,
                 lexical_rank,
+                self.vectors[query],
             )
 
 

@@ -95,22 +95,91 @@ def weighted(norm: str, weight: float) -> Scorer:
     return score
 
 
+def feedback(vectors: F32, weight: float, top_m: int, beta: float, *, full: bool) -> Scorer:
+    """Weighted max-scaled fusion; with `full`, cosine for every candidate (not only those
+    the dense list returned); with `beta`, the query vector moves towards the mean of the
+    `top_m` fused candidates (Rocchio) and the candidates are scored again."""
+
+    def score(c: Candidates) -> F32:
+        mine = vectors[c.chunks]
+        known = ~np.isnan(c.dense)
+        cosine = mine @ c.query
+        dense = cosine if full else np.where(known, cosine, np.nan).astype(np.float32)
+        fused = weight * _topmax(dense) + (1 - weight) * _topmax(c.lexical)
+        if beta <= 0:
+            return fused.astype(np.float32)
+        best = np.argsort(-fused, kind="stable")[:top_m]
+        moved = c.query + beta * mine[best].mean(axis=0)
+        moved /= np.linalg.norm(moved)
+        cosine = mine @ moved
+        dense = cosine if full else np.where(known, cosine, np.nan).astype(np.float32)
+        return (weight * _topmax(dense) + (1 - weight) * _topmax(c.lexical)).astype(np.float32)
+
+    return score
+
+
 # --- grids -------------------------------------------------------------------------------
 
 
-def settings_grid(name: str) -> Iterator[tuple[str, Scorer, float]]:
-    if name in {"baseline", "all"}:
-        yield "dense", dense_only, 0.0
-        yield "bm25", lexical_only, 0.0
-        yield "rrf60", rrf(60, 0.5), 0.0
-    if name in {"rrf", "all"}:
-        for k, w in itertools.product((1, 5, 10, 20, 40, 60, 100), (0.4, 0.5, 0.6, 0.7)):
-            yield f"rrf k={k} w={w}", rrf(k, w), 0.0
-    if name in {"weighted", "all"}:
-        for norm, w, agg in itertools.product(
-            NORMALISERS, (0.3, 0.4, 0.5, 0.6, 0.7), (0.0, 0.1, 0.2, 0.3)
-        ):
-            yield f"{norm} w={w} agg={agg}", weighted(norm, w), agg
+Setting = tuple[str, Scorer, float]
+
+
+def _baseline(_vectors: F32) -> Iterator[Setting]:
+    yield "dense", dense_only, 0.0
+    yield "bm25", lexical_only, 0.0
+    yield "rrf60", rrf(60, 0.5), 0.0
+
+
+def _short(vectors: F32) -> Iterator[Setting]:
+    yield from _baseline(vectors)
+    yield "rrf k=20 w=0.5", rrf(20, 0.5), 0.0
+    for w in (0.4, 0.5, 0.6):
+        yield f"max w={w}", weighted("max", w), 0.0
+    for w, agg in itertools.product((0.4, 0.5, 0.6), (0.0, 0.05, 0.1)):
+        yield f"max full w={w} agg={agg}", feedback(vectors, w, 3, 0.0, full=True), agg
+
+
+def _weight(vectors: F32) -> Iterator[Setting]:
+    for w in (0.45, 0.5, 0.55, 0.6, 0.65):
+        yield f"max full w={w}", feedback(vectors, w, 3, 0.0, full=True), 0.0
+
+
+def _prf(vectors: F32) -> Iterator[Setting]:
+    for full, beta, m, w in itertools.product(
+        (False, True), (0.0, 0.5, 1.0, 2.0), (3, 10), (0.5, 0.6)
+    ):
+        if beta or m == 3:
+            label = f"prf full={int(full)} b={beta} m={m} w={w}"
+            yield label, feedback(vectors, w, m, beta, full=full), 0.0
+
+
+def _rrf(_vectors: F32) -> Iterator[Setting]:
+    for k, w in itertools.product((1, 5, 10, 20, 40, 60, 100), (0.4, 0.5, 0.6, 0.7)):
+        yield f"rrf k={k} w={w}", rrf(k, w), 0.0
+
+
+def _weighted(_vectors: F32) -> Iterator[Setting]:
+    for norm, w, agg in itertools.product(
+        NORMALISERS, (0.3, 0.4, 0.5, 0.6, 0.7), (0.0, 0.1, 0.2, 0.3)
+    ):
+        yield f"{norm} w={w} agg={agg}", weighted(norm, w), agg
+
+
+def _all(vectors: F32) -> Iterator[Setting]:
+    yield from _baseline(vectors)
+    yield from _rrf(vectors)
+    yield from _weighted(vectors)
+
+
+GRIDS: Mapping[str, Callable[[F32], Iterator[Setting]]] = {
+    "baseline": _baseline,
+    "short": _short,
+    "prf": _prf,
+    "weight": _weight,
+    "rrf": _rrf,
+    "weighted": _weighted,
+    "all": _all,
+}
 
 
 async def load_corpus(cache: Path, dataset: Path, model: str) -> Corpus:
@@ -120,17 +189,33 @@ async def load_corpus(cache: Path, dataset: Path, model: str) -> Corpus:
     return Corpus(rc.load_chunks(entry), texts, vectors, beir.splits(dataset))
 
 
-def bm25_config(spec: str) -> Bm25Config | None:
-    """'default', 'stored', or 'k=1.2,b=0.75,avg_len=256'."""
-    if spec in {"default", "stored"}:
-        return None
-    values = dict(part.split("=") for part in spec.split(","))
-    return Bm25Config(
+def lexical_index(chunks: rc.Chunks, spec: str) -> Lexical:
+    """'stored' (the vectors ingest wrote), or e.g. 'k=1.2,b=0.75,avg_len=256,text=body'.
+
+    `text` is what is encoded: `embedded` (title > headings, then the chunk: what ingest
+    encodes), `body` (the chunk alone) or `title2` (the title trail twice, then the chunk).
+    """
+    if spec == "stored":
+        return Lexical.stored(chunks)
+    values = dict(part.split("=") for part in spec.split(",")) if spec != "default" else {}
+    config = Bm25Config(
         language="english",
         k=float(values.get("k", 1.2)),
         b=float(values.get("b", 0.75)),
         avg_len=float(values.get("avg_len", 256)),
     )
+    text = values.get("text", "embedded")
+    texts = [_text(t, text) for t in chunks.texts]
+    return Lexical.build(texts, config)
+
+
+def _text(embedded: str, kind: str) -> str:
+    trail, _, body = embedded.partition("\n\n")
+    if kind == "body":
+        return body
+    if kind == "title2":
+        return f"{trail}\n{trail}\n\n{body}"
+    return embedded
 
 
 def report(name: str, results: Mapping[str, tuple[float, float]], splits: Sequence[str]) -> None:
@@ -143,7 +228,7 @@ async def main() -> None:
     parser.add_argument("--cache", type=Path, default=REPO.parent / "cache" / "retrieval")
     parser.add_argument("--model", default="minilm-l6-int8")
     parser.add_argument("--datasets", nargs="+", default=["scifact", "nfcorpus"])
-    parser.add_argument("--grid", default="all")
+    parser.add_argument("--grid", default="all", choices=sorted(GRIDS))
     parser.add_argument("--bm25", nargs="+", default=["stored"])
     parser.add_argument("--depth", type=int, nargs="+", default=[100])
     parser.add_argument("--learned", action="store_true", help="also train a learned fusion")
@@ -154,16 +239,12 @@ async def main() -> None:
         splits = list(corpus.splits)
         for spec, depth in itertools.product(args.bm25, args.depth):
             started = time.perf_counter()
-            lexical = (
-                Lexical.stored(corpus.chunks)
-                if spec == "stored"
-                else Lexical.build(corpus.chunks.texts, bm25_config(spec))
-            )
+            lexical = lexical_index(corpus.chunks, spec)
             corpus.prepare(lexical, depth)
             print(f"\n{name} bm25={spec} depth={depth} ({time.perf_counter() - started:.0f} s)")
             print(f"{'':<34} " + " ".join(f"{s:>15}" for s in splits))
             print(f"{'setting':<34} " + " ".join(f"{'nDCG@10':>8} {'R@10':>6}" for _ in splits))
-            for label, scorer, agg in settings_grid(args.grid):
+            for label, scorer, agg in GRIDS[args.grid](corpus.chunks.dense):
                 report(label, evaluate(corpus, scorer, agg), splits)
             if args.learned:
                 weights = fusion_learned.train(corpus, "tune")

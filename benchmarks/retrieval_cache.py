@@ -178,8 +178,9 @@ def _stored_vectors(path: Path) -> dict[str, tuple[list[float], list[int], list[
 def load_chunks(entry: Entry) -> Chunks:
     """The exported arrays of a complete entry."""
     arrays = np.load(entry.root / "chunks.npz")
-    lengths = arrays["sparse_lengths"]
-    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    # Each item access of an NpzFile reads the array again: read each one once.
+    indices, values = arrays["sparse_indices"], arrays["sparse_values"]
+    bounds = np.concatenate([[0], np.cumsum(arrays["sparse_lengths"])])
     with (entry.root / "chunks.jsonl").open(encoding="utf-8") as handle:
         texts = [json.loads(line)["text"] for line in handle]
     return Chunks(
@@ -188,8 +189,8 @@ def load_chunks(entry: Entry) -> Chunks:
         doc_ids=json.loads((entry.root / "documents.json").read_text("utf-8")),
         dense=arrays["dense"],
         texts=texts,
-        sparse_indices=[arrays["sparse_indices"][a:b] for a, b in itertools.pairwise(bounds)],
-        sparse_values=[arrays["sparse_values"][a:b] for a, b in itertools.pairwise(bounds)],
+        sparse_indices=[indices[a:b] for a, b in itertools.pairwise(bounds)],
+        sparse_values=[values[a:b] for a, b in itertools.pairwise(bounds)],
     )
 
 

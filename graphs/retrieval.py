@@ -5,15 +5,15 @@ private search always filters on the user id given here, which callers take from
 authenticated identity) and ranked together. Hits SQLite does not know are dropped.
 
 Ranking is one of: dense only; hybrid (the default): a dense and a lexical candidate
-list per scope, fused by `graphs.fusion` (score-normalised, weighted, with document
-aggregation); or hybrid-rrf: the engine fuses the two lists with RRF (the ranking before
-fusion was tuned). An optional reranker (a cross-encoder) then re-orders the best
-candidates by its own score.
+list per scope, fused by `graphs.fusion` (max-scaled scores, weighted); or hybrid-rrf:
+the engine fuses the two lists with RRF (the ranking before fusion was tuned). An
+optional reranker (a cross-encoder) then re-orders the best candidates by its own score.
 
 Fused and reranked scores say nothing absolute, so every hit also carries `relevance`:
-the cosine similarity of query and passage from the dense search (0.0 when only the
-lexical side found it). Reranking changes order and `score`, never `relevance`. Callers
-that decide "is this good enough to answer from" use `relevance`.
+the cosine similarity of query and passage. In hybrid ranking every hit has it (the
+lexical search returns the stored dense vectors); in hybrid-rrf a hit that only the
+lexical side found gets 0.0. Reranking changes order and `score`, never `relevance`.
+Callers that decide "is this good enough to answer from" use `relevance`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
+
 from graphs.fusion import Candidate, Fusion
 from graphs.ingest.points import embedding_text
 from storage.documents import DocumentRepository, Passage
 from storage.ids import PointId, UserId
-from storage.knowledge_index import DOCUMENT_FIELD, KnowledgeIndex
+from storage.knowledge_index import KnowledgeIndex
 from storage.vectors import ScoredPoint, SparseVector
 
 __all__ = [
@@ -149,9 +151,12 @@ class Retriever:
     async def _lexical_points(
         self, scope: _Scope, sparse: SparseVector, limit: int
     ) -> list[ScoredPoint]:
+        """Lexical hits with their dense vectors, so that every candidate gets its cosine."""
         if scope.user_id is None:
-            return await self._index.lexical_shared(sparse, limit=limit)
-        return await self._index.lexical_private(sparse, user_id=scope.user_id, limit=limit)
+            return await self._index.lexical_shared(sparse, limit=limit, with_dense=True)
+        return await self._index.lexical_private(
+            sparse, user_id=scope.user_id, limit=limit, with_dense=True
+        )
 
     async def _rrf(
         self, scope: _Scope, dense: Sequence[float], sparse: SparseVector, limit: int
@@ -200,24 +205,20 @@ class Retriever:
             asyncio.gather(*(self._dense(scope, dense, depth) for scope in scopes)),
             asyncio.gather(*(self._lexical_points(scope, sparse, depth) for scope in scopes)),
         )
+        cosine = {point.id: point.score for points in dense_lists for point in points}
         candidates: dict[PointId, Candidate] = {}
         for scope, points in zip(scopes, dense_lists, strict=True):
             for point in points:
-                candidates[point.id] = Candidate(
-                    point.id, _document(point), scope.private, dense=point.score
-                )
+                candidates[point.id] = Candidate(point.id, scope.private, point.score, None)
         for scope, points in zip(scopes, lexical_lists, strict=True):
             for point in points:
-                known = candidates.get(point.id)
-                candidates[point.id] = (
-                    Candidate(point.id, _document(point), scope.private, lexical=point.score)
-                    if known is None
-                    else known.with_lexical(point.score)
-                )
-        ranked = fusion.rank(list(candidates.values()))
+                known = cosine.get(point.id)
+                if known is None and point.dense is not None:
+                    known = _cosine(dense, point.dense)
+                candidates[point.id] = Candidate(point.id, scope.private, known, point.score)
         return [
             _Hit(item.id, score, item.private, item.dense if item.dense is not None else 0.0)
-            for item, score in ranked[:limit]
+            for item, score in fusion.rank(list(candidates.values()))[:limit]
         ]
 
     async def _hydrate(
@@ -251,5 +252,9 @@ async def _rerank(
     return sorted(rescored, key=lambda hit: hit.score, reverse=True)
 
 
-def _document(point: ScoredPoint) -> str:
-    return str(point.payload.get(DOCUMENT_FIELD, point.id))
+def _cosine(query: Sequence[float], stored: Sequence[float]) -> float:
+    """Cosine of the query and a stored vector (both unit length already, but be exact)."""
+    a = np.asarray(query, dtype=np.float32)
+    b = np.asarray(stored, dtype=np.float32)
+    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
+    return float(a @ b) / norms if norms > 0 else 0.0

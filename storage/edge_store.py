@@ -154,6 +154,7 @@ class EdgeVectorStore:
         *,
         limit: int = 10,
         conditions: Sequence[Condition] = (),
+        with_dense: bool = False,
     ) -> list[ScoredPoint]:
         """Sparse search alone, best BM25 score (with IDF) first."""
         shard = self._shard(collection)
@@ -163,10 +164,16 @@ class EdgeVectorStore:
             query=qe.Query.Nearest(_to_edge_sparse(sparse), using=SPARSE),
             filter=_to_filter(conditions) if conditions else None,
             with_payload=True,
+            with_vector=[DENSE] if with_dense else None,
         )
         hits = await self._call(collection, "search_lexical", lambda: shard.engine.query(request))
         return [
-            ScoredPoint(id=_point_id(hit.id), score=hit.score, payload=_payload(hit.payload))
+            ScoredPoint(
+                id=_point_id(hit.id),
+                score=hit.score,
+                payload=_payload(hit.payload),
+                dense=_dense(hit.vector) if with_dense else None,
+            )
             for hit in hits
         ]
 
@@ -377,6 +384,11 @@ def _query_request(
 def _point_id(raw: object) -> PointId:
     # The engine hands UUID ids back as `uuid.UUID`; ours are canonical UUID strings.
     return PointId(str(raw))
+
+
+def _dense(raw: Any) -> list[float] | None:
+    vector = raw.get(DENSE) if isinstance(raw, Mapping) else None
+    return list(vector) if vector is not None else None
 
 
 def _payload(raw: Mapping[str, Any] | None) -> dict[str, PayloadValue]:

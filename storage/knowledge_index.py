@@ -107,12 +107,22 @@ class KnowledgeIndex:
             conditions=[FieldMatch(TENANT_FIELD, user_id)],
         )
 
-    async def lexical_shared(self, sparse: SparseVector, *, limit: int = 10) -> list[ScoredPoint]:
-        """Search the shared knowledge by lexical vector alone (BM25 scores)."""
-        return await self._store.search_lexical(Collection.KNOWLEDGE.value, sparse, limit=limit)
+    async def lexical_shared(
+        self, sparse: SparseVector, *, limit: int = 10, with_dense: bool = False
+    ) -> list[ScoredPoint]:
+        """Search the shared knowledge by lexical vector alone (BM25 scores); with
+        `with_dense`, each hit carries its dense vector."""
+        return await self._store.search_lexical(
+            Collection.KNOWLEDGE.value, sparse, limit=limit, with_dense=with_dense
+        )
 
     async def lexical_private(
-        self, sparse: SparseVector, *, user_id: UserId, limit: int = 10
+        self,
+        sparse: SparseVector,
+        *,
+        user_id: UserId,
+        limit: int = 10,
+        with_dense: bool = False,
     ) -> list[ScoredPoint]:
         """Search one user's private documents by lexical vector alone; `user_id` is required
         and always filtered on."""
@@ -123,6 +133,7 @@ class KnowledgeIndex:
             sparse,
             limit=limit,
             conditions=[FieldMatch(TENANT_FIELD, user_id)],
+            with_dense=with_dense,
         )
 
     async def point_ids(self, collection: Collection) -> set[PointId]:

@@ -181,6 +181,7 @@ class ServerVectorStore:
         *,
         limit: int = 10,
         conditions: Sequence[Condition] = (),
+        with_dense: bool = False,
     ) -> list[ScoredPoint]:
         """Sparse search alone, best BM25 score (with IDF) first."""
         _require_tenant_match(self._spec(collection), conditions)
@@ -191,6 +192,7 @@ class ServerVectorStore:
             query_filter=_to_filter(conditions) if conditions else None,
             limit=limit,
             with_payload=True,
+            with_vectors=[DENSE] if with_dense else False,
         )
         response = await self._call(collection, "search_lexical", request)
         return [
@@ -198,6 +200,7 @@ class ServerVectorStore:
                 id=PointId(str(hit.id)),
                 score=hit.score,
                 payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
+                dense=_dense(hit.vector) if with_dense else None,
             )
             for hit in response.points
         ]
@@ -390,3 +393,8 @@ def _prefetches(
         models.Prefetch(query=list(dense), using=DENSE, filter=query_filter, limit=depth),
         models.Prefetch(query=lexical, using=SPARSE, filter=query_filter, limit=depth),
     ]
+
+
+def _dense(raw: object) -> list[float] | None:
+    vector = raw.get(DENSE) if isinstance(raw, dict) else None
+    return [float(x) for x in vector] if isinstance(vector, list) else None

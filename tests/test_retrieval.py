@@ -39,33 +39,23 @@ def _id(n: int) -> PointId:
 
 
 def test_fusion_scales_each_side_by_its_best_score() -> None:
-    fusion = Fusion(dense_weight=0.5, document_weight=0.0)
+    fusion = Fusion(dense_weight=0.5)
     ranked = fusion.rank(
         [
-            Candidate(_id(1), "a", False, dense=0.8, lexical=None),
-            Candidate(_id(2), "b", False, dense=0.4, lexical=10.0),
-            Candidate(_id(3), "c", False, dense=None, lexical=5.0),
+            Candidate(_id(1), False, dense=0.8, lexical=None),
+            Candidate(_id(2), True, dense=0.4, lexical=10.0),
+            Candidate(_id(3), False, dense=None, lexical=5.0),
+            Candidate(_id(4), False, dense=-0.2, lexical=None),
         ]
     )
     assert [(c.id, round(s, 6)) for c, s in ranked] == [
         (_id(2), 0.75),  # 0.5 * 0.4/0.8 + 0.5 * 10/10
         (_id(1), 0.5),  # 0.5 * 1 + 0
         (_id(3), 0.25),  # 0 + 0.5 * 5/10
+        (_id(4), 0.0),  # a negative cosine counts as no match
     ]
-
-
-def test_fusion_lifts_a_document_that_matches_in_several_passages() -> None:
-    candidates = [
-        Candidate(_id(1), "lucky", False, dense=0.60, lexical=4.0),
-        Candidate(_id(2), "thorough", False, dense=0.58, lexical=3.8),
-        Candidate(_id(3), "thorough", False, dense=0.50, lexical=3.0),
-    ]
-    alone = Fusion(document_weight=0.0).rank(candidates)
-    assert alone[0][0].document == "lucky"
-    together = Fusion(document_weight=0.3).rank(candidates)
-    assert together[0][0].id == _id(2)
-    best_single = together[0][1] - 0.3 * {c.id: s for c, s in alone}[_id(3)]
-    assert best_single == pytest.approx(alone[1][1])
+    assert Fusion(dense_weight=0.9).rank(ranked_input := [c for c, _ in ranked])[0][0].id == _id(1)
+    assert Fusion(dense_weight=0.1).rank(ranked_input)[0][0].id == _id(2)
 
 
 async def _ingest_notes(lore: Lore) -> None:

@@ -383,6 +383,21 @@ async def test_lexical_search_ranks_by_bm25_with_idf_within_the_tenant(backend: 
         assert {h.payload["user_id"] for h in hits} <= {f"u{tenant}"}
         assert [h.score for h in hits] == pytest.approx(scores[expected].tolist(), rel=1e-4)
         assert {h.id for h in hits} == {ids[i] for i in expected}
+        assert all(h.dense is None for h in hits)
+
+    # Asked for, each hit carries its dense vector as stored: unit length (cosine distance).
+    hits = await backend.store.search_lexical(
+        spec.name,
+        SparseVector(tuple(range(vocabulary)), (1.0,) * vocabulary),
+        limit=5,
+        conditions=[FieldMatch("user_id", "u0")],
+        with_dense=True,
+    )
+    by_id = {point.id: np.asarray(point.dense) for point in points}
+    for hit in hits:
+        stored = by_id[hit.id] / np.linalg.norm(by_id[hit.id])
+        assert hit.dense is not None
+        assert np.asarray(hit.dense) == pytest.approx(stored, abs=1e-5)
 
 
 async def test_point_ids_and_count_span_many_scroll_pages(backend: Backend) -> None:
