@@ -7,6 +7,9 @@ by a hash of the query id (tune: 2/3, held-out: 1/3); NFCorpus tunes on train an
 out dev. Test is printed for reference and never used to choose.
 
     .venv/bin/python benchmarks/fusion_tuning.py [--cache DIR] [--model KEY] [--grid NAME]
+
+`--model` other than the default ranks the same chunks (as the default model's ingest
+cut them) by that model's dense vectors (`benchmarks/retrieval_models.py` computes them).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import asyncio
 import itertools
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import beir
@@ -24,6 +28,7 @@ import numpy as np
 import retrieval_cache as rc
 from fusion_sim import F32, Candidates, Corpus, Lexical, Scorer, evaluate
 from qdrant_edge import Bm25Config
+from retrieval_models import DEFAULT_ENTRY_MODEL, dense_for
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO.parent / "shared" / "datasets"
@@ -183,10 +188,12 @@ GRIDS: Mapping[str, Callable[[F32], Iterator[Setting]]] = {
 
 
 async def load_corpus(cache: Path, dataset: Path, model: str) -> Corpus:
-    entry = await rc.ensure_entry(cache, dataset, model, 256, 48)
+    """The corpus as the default model's ingest chunked it, with `model`'s dense vectors."""
+    entry = await rc.ensure_entry(cache, dataset, DEFAULT_ENTRY_MODEL, 256, 48)
     texts = beir.queries(dataset)
     vectors = await rc.query_vectors(entry, texts, model)
-    return Corpus(rc.load_chunks(entry), texts, vectors, beir.splits(dataset))
+    chunks = replace(rc.load_chunks(entry), dense=await dense_for(entry, model))
+    return Corpus(chunks, texts, vectors, beir.splits(dataset))
 
 
 def lexical_index(chunks: rc.Chunks, spec: str) -> Lexical:

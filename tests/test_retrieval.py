@@ -89,6 +89,26 @@ async def test_hybrid_finds_a_rare_word_and_keeps_cosine_as_relevance(lore: Lore
     assert [hit.score for hit in fused] == sorted((hit.score for hit in fused), reverse=True)
 
 
+async def test_a_passage_only_the_lexical_search_found_gets_its_true_cosine(lore: Lore) -> None:
+    await _ingest_notes(lore)
+    await lore.bot.ingest(IngestRequest(None, text="# Glossary\n\nA quokka is a small wallaby."))
+    query = "how do I reset the router button? quokka"
+    every = await Retriever(
+        index=lore.index,
+        documents=DocumentRepository(lore.database),
+        embedder=lore.embedder,
+        lexical=None,
+    ).search(query, user_id=None, limit=len(NOTES) + 1)
+    cosine = {hit.passage.point_id: hit.relevance for hit in every}
+    dense_top = {hit.passage.point_id for hit in every[:2]}
+    fused = await _retriever(lore, fusion=Fusion(depth=1)).search(query, user_id=None, limit=2)
+    lexical_only = [hit for hit in fused if hit.passage.point_id not in dense_top]
+    assert [hit.passage.document_title for hit in lexical_only] == ["Glossary"]
+    for hit in fused:
+        assert hit.relevance == pytest.approx(cosine[hit.passage.point_id], abs=1e-5)
+    assert lexical_only[0].relevance > 0
+
+
 def _expected_scores(model_dir: Path, query: str, hits: list[RetrievedPassage]) -> list[float]:
     """The stand-in's logits, one pair at a time (no padding), straight from onnxruntime."""
     tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
