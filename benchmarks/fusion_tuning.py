@@ -144,6 +144,13 @@ def _short(vectors: F32) -> Iterator[Setting]:
         yield f"max full w={w} agg={agg}", feedback(vectors, w, 3, 0.0, full=True), agg
 
 
+def _production(vectors: F32) -> Iterator[Setting]:
+    """The three rankings `SEARCH_MODE` offers, as the `Retriever` ranks them."""
+    yield "dense", dense_only, 0.0
+    yield "hybrid-rrf (rrf k=60)", rrf(60, 0.5), 0.0
+    yield "hybrid (max full w=0.6)", feedback(vectors, 0.6, 3, 0.0, full=True), 0.0
+
+
 def _weight(vectors: F32) -> Iterator[Setting]:
     for w in (0.45, 0.5, 0.55, 0.6, 0.65):
         yield f"max full w={w}", feedback(vectors, w, 3, 0.0, full=True), 0.0
@@ -180,6 +187,7 @@ GRIDS: Mapping[str, Callable[[F32], Iterator[Setting]]] = {
     "baseline": _baseline,
     "short": _short,
     "prf": _prf,
+    "production": _production,
     "weight": _weight,
     "rrf": _rrf,
     "weighted": _weighted,

@@ -168,6 +168,17 @@ async def run_scale(chunks: int, queries: int) -> None:
                         ),
                     )
                 )
+                cases.append(
+                    (
+                        f"retriever {mode} (private)",
+                        lambda r=retriever: r.search(
+                            "term12 term400 notes",
+                            user_id=rng.choice(users),
+                            include_shared=False,
+                            limit=8,
+                        ),
+                    )
+                )
             print(f"{'search':<30} {'p50 ms':>8} {'p95 ms':>8}")
             for name, call in cases:
                 p50, p95 = await timed(call, queries)
