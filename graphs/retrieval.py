@@ -10,10 +10,11 @@ the engine fuses the two lists with RRF (the ranking before fusion was tuned). A
 optional reranker (a cross-encoder) then re-orders the best candidates by its own score.
 
 Fused and reranked scores say nothing absolute, so every hit also carries `relevance`:
-the cosine similarity of query and passage. In hybrid ranking every hit has it (the
-lexical search returns the stored dense vectors); in hybrid-rrf a hit that only the
-lexical side found gets 0.0. Reranking changes order and `score`, never `relevance`.
-Callers that decide "is this good enough to answer from" use `relevance`.
+the cosine similarity of query and passage from the dense search (0.0 when only the
+lexical side found it, as the offline answerer's thresholds were calibrated). Hybrid
+ranking itself scores such a hit by its true cosine, computed from the stored vector the
+lexical search returns. Reranking changes order and `score`, never `relevance`. Callers
+that decide "is this good enough to answer from" use `relevance`.
 """
 
 from __future__ import annotations
@@ -205,19 +206,21 @@ class Retriever:
             asyncio.gather(*(self._dense(scope, dense, depth) for scope in scopes)),
             asyncio.gather(*(self._lexical_points(scope, sparse, depth) for scope in scopes)),
         )
-        cosine = {point.id: point.score for points in dense_lists for point in points}
+        # `relevance` stays what the offline answerer was calibrated on: the cosine of a
+        # passage the dense search returned, 0.0 for one only the lexical search found.
+        relevance = {point.id: point.score for points in dense_lists for point in points}
         candidates: dict[PointId, Candidate] = {}
         for scope, points in zip(scopes, dense_lists, strict=True):
             for point in points:
                 candidates[point.id] = Candidate(point.id, scope.private, point.score, None)
         for scope, points in zip(scopes, lexical_lists, strict=True):
             for point in points:
-                known = cosine.get(point.id)
+                known = relevance.get(point.id)
                 if known is None and point.dense is not None:
-                    known = _cosine(dense, point.dense)
+                    known = _cosine(dense, point.dense)  # ranks it by its true cosine
                 candidates[point.id] = Candidate(point.id, scope.private, known, point.score)
         return [
-            _Hit(item.id, score, item.private, item.dense if item.dense is not None else 0.0)
+            _Hit(item.id, score, item.private, relevance.get(item.id, 0.0))
             for item, score in fusion.rank(list(candidates.values()))[:limit]
         ]
 

@@ -89,7 +89,9 @@ async def test_hybrid_finds_a_rare_word_and_keeps_cosine_as_relevance(lore: Lore
     assert [hit.score for hit in fused] == sorted((hit.score for hit in fused), reverse=True)
 
 
-async def test_a_passage_only_the_lexical_search_found_gets_its_true_cosine(lore: Lore) -> None:
+async def test_a_passage_only_the_lexical_search_found_ranks_by_its_true_cosine(
+    lore: Lore,
+) -> None:
     await _ingest_notes(lore)
     await lore.bot.ingest(IngestRequest(None, text="# Glossary\n\nA quokka is a small wallaby."))
     query = "how do I reset the router button? quokka"
@@ -102,11 +104,20 @@ async def test_a_passage_only_the_lexical_search_found_gets_its_true_cosine(lore
     cosine = {hit.passage.point_id: hit.relevance for hit in every}
     dense_top = {hit.passage.point_id for hit in every[:2]}
     fused = await _retriever(lore, fusion=Fusion(depth=1)).search(query, user_id=None, limit=2)
-    lexical_only = [hit for hit in fused if hit.passage.point_id not in dense_top]
-    assert [hit.passage.document_title for hit in lexical_only] == ["Glossary"]
-    for hit in fused:
-        assert hit.relevance == pytest.approx(cosine[hit.passage.point_id], abs=1e-5)
-    assert lexical_only[0].relevance > 0
+    [found_lexically] = [hit for hit in fused if hit.passage.point_id not in dense_top]
+    [found_both] = [hit for hit in fused if hit.passage.point_id in dense_top]
+    assert found_lexically.passage.document_title == "Glossary"
+    # Its fused score used its true cosine: 0.6 x cosine / best + 0.4 x BM25 / best...
+    lexical = await lore.index.lexical_shared(LexicalEncoder().encode_query(query), limit=2)
+    bm25 = {point.id: point.score for point in lexical}
+    expected = 0.6 * cosine[found_lexically.passage.point_id] / every[0].relevance + 0.4 * (
+        bm25[found_lexically.passage.point_id] / max(bm25.values())
+    )
+    assert cosine[found_lexically.passage.point_id] > 0.05
+    assert found_lexically.score == pytest.approx(expected, abs=1e-5)
+    # ...but its relevance stays 0.0, as the offline answerer's thresholds expect.
+    assert found_lexically.relevance == 0.0
+    assert found_both.relevance == pytest.approx(cosine[found_both.passage.point_id], abs=1e-5)
 
 
 def _expected_scores(model_dir: Path, query: str, hits: list[RetrievedPassage]) -> list[float]:
