@@ -142,10 +142,7 @@ class EdgeVectorStore:
         _require_tenant_match(shard.spec, conditions)
         request = _query_request(dense, sparse, limit, conditions)
         hits = await self._call(collection, "search", lambda: shard.engine.query(request))
-        return [
-            ScoredPoint(id=_point_id(hit.id), score=hit.score, payload=_payload(hit.payload))
-            for hit in hits
-        ]
+        return [_scored(hit, with_dense=False) for hit in hits]
 
     async def search_lexical(
         self,
@@ -167,15 +164,7 @@ class EdgeVectorStore:
             with_vector=[DENSE] if with_dense else None,
         )
         hits = await self._call(collection, "search_lexical", lambda: shard.engine.query(request))
-        return [
-            ScoredPoint(
-                id=_point_id(hit.id),
-                score=hit.score,
-                payload=_payload(hit.payload),
-                dense=_dense(hit.vector) if with_dense else None,
-            )
-            for hit in hits
-        ]
+        return [_scored(hit, with_dense=with_dense) for hit in hits]
 
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
@@ -386,9 +375,14 @@ def _point_id(raw: object) -> PointId:
     return PointId(str(raw))
 
 
-def _dense(raw: Any) -> list[float] | None:
-    vector = raw.get(DENSE) if isinstance(raw, Mapping) else None
-    return list(vector) if vector is not None else None
+def _scored(hit: Any, *, with_dense: bool) -> ScoredPoint:
+    vector = hit.vector.get(DENSE) if with_dense and isinstance(hit.vector, Mapping) else None
+    return ScoredPoint(
+        id=_point_id(hit.id),
+        score=hit.score,
+        payload=_payload(hit.payload),
+        dense=list(vector) if vector is not None else None,
+    )
 
 
 def _payload(raw: Mapping[str, Any] | None) -> dict[str, PayloadValue]:

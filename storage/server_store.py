@@ -165,14 +165,7 @@ class ServerVectorStore:
                 with_payload=True,
             )
         response = await self._call(collection, "search", request)
-        return [
-            ScoredPoint(
-                id=PointId(str(hit.id)),
-                score=hit.score,
-                payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
-            )
-            for hit in response.points
-        ]
+        return [_scored(hit) for hit in response.points]
 
     async def search_lexical(
         self,
@@ -195,15 +188,7 @@ class ServerVectorStore:
             with_vectors=[DENSE] if with_dense else False,
         )
         response = await self._call(collection, "search_lexical", request)
-        return [
-            ScoredPoint(
-                id=PointId(str(hit.id)),
-                score=hit.score,
-                payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
-                dense=_dense(hit.vector) if with_dense else None,
-            )
-            for hit in response.points
-        ]
+        return [_scored(hit) for hit in response.points]
 
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
@@ -395,6 +380,11 @@ def _prefetches(
     ]
 
 
-def _dense(raw: object) -> list[float] | None:
-    vector = raw.get(DENSE) if isinstance(raw, dict) else None
-    return [float(x) for x in vector] if isinstance(vector, list) else None
+def _scored(hit: models.ScoredPoint) -> ScoredPoint:
+    vector = hit.vector.get(DENSE) if isinstance(hit.vector, dict) else None
+    return ScoredPoint(
+        id=PointId(str(hit.id)),
+        score=hit.score,
+        payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
+        dense=cast("list[float]", vector) if isinstance(vector, list) else None,
+    )
