@@ -209,15 +209,18 @@ class Retriever:
         # `relevance` stays what the offline answerer was calibrated on: the cosine of a
         # passage the dense search returned, 0.0 for one only the lexical search found.
         relevance = {point.id: point.score for points in dense_lists for point in points}
+        # A hit only the lexical search found is ranked by its true cosine all the same.
+        cosine = {
+            **_cosines(dense, [p for ps in lexical_lists for p in ps if p.id not in relevance]),
+            **relevance,
+        }
         candidates: dict[PointId, Candidate] = {}
         for scope, points in zip(scopes, dense_lists, strict=True):
             for point in points:
                 candidates[point.id] = Candidate(point.id, scope.private, point.score, None)
         for scope, points in zip(scopes, lexical_lists, strict=True):
             for point in points:
-                known = relevance.get(point.id)
-                if known is None and point.dense is not None:
-                    known = _cosine(dense, point.dense)  # ranks it by its true cosine
+                known = cosine.get(point.id)
                 candidates[point.id] = Candidate(point.id, scope.private, known, point.score)
         return [
             _Hit(item.id, score, item.private, relevance.get(item.id, 0.0))
@@ -255,9 +258,13 @@ async def _rerank(
     return sorted(rescored, key=lambda hit: hit.score, reverse=True)
 
 
-def _cosine(query: Sequence[float], stored: Sequence[float]) -> float:
-    """Cosine of the query and a stored vector (both unit length already, but be exact)."""
-    a = np.asarray(query, dtype=np.float32)
-    b = np.asarray(stored, dtype=np.float32)
-    norms = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(a @ b) / norms if norms > 0 else 0.0
+def _cosines(query: Sequence[float], points: Sequence[ScoredPoint]) -> dict[PointId, float]:
+    """Cosine of the query and each point's stored dense vector, in one matrix product."""
+    found = [point for point in points if point.dense is not None]
+    if not found:
+        return {}
+    matrix = np.asarray([point.dense for point in found], dtype=np.float32)
+    vector = np.asarray(query, dtype=np.float32)
+    norms = np.linalg.norm(matrix, axis=1) * float(np.linalg.norm(vector))
+    scores = (matrix @ vector) / np.where(norms > 0, norms, 1.0)
+    return {point.id: float(score) for point, score in zip(found, scores, strict=True)}
