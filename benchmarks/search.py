@@ -4,8 +4,9 @@ Each scale gets a fresh data directory with N chunks in the shared collection an
 the private one (spread over 1,000 users), written through Lore's repositories and
 knowledge index: SQLite rows plus points with random unit dense vectors and lexical
 vectors of random text (latency does not depend on what the vectors mean). Reported
-side by side, p50/p95 in ms: the engine alone (dense; hybrid), and the whole
-`Retriever.search` a chat turn makes (query embedding, both searches, SQLite hydration).
+side by side, p50/p95 in ms: the engine alone (dense; lexical; hybrid with RRF), and the
+whole `Retriever.search` a chat turn makes (query embedding, the searches of its ranking,
+fusion, SQLite hydration) for each ranking: dense, hybrid-rrf and hybrid (the default).
 HNSW_THRESHOLD is set above the largest scale, so every search here is exact.
 
     .venv/bin/python benchmarks/search.py [--scales 10000 100000] [--queries 200]
@@ -26,6 +27,7 @@ import numpy as np
 
 from bot.app import Lore, open_lore
 from bot.settings import load_settings
+from graphs.fusion import Fusion
 from graphs.ingest.points import make_point
 from graphs.retrieval import Retriever
 from storage.documents import (
@@ -134,15 +136,34 @@ async def run_scale(chunks: int, queries: int) -> None:
                     lambda: lore.index.search_shared(query, sparse=sparse, limit=10),
                 ),
                 (
+                    "engine shared lexical",
+                    lambda: lore.index.lexical_shared(sparse, limit=100),
+                ),
+                (
+                    "engine private lexical",
+                    lambda: lore.index.lexical_private(
+                        sparse, user_id=rng.choice(users), limit=100
+                    ),
+                ),
+                (
                     "engine private hybrid",
                     lambda: lore.index.search_private(
                         query, user_id=rng.choice(users), sparse=sparse, limit=10
                     ),
                 ),
             ]
-            for mode, encoder in (("dense", None), ("hybrid", lexical)):
+            rankings: list[tuple[str, LexicalEncoder | None, Fusion | None]] = [
+                ("dense", None, None),
+                ("hybrid-rrf", lexical, None),
+                ("hybrid", lexical, Fusion()),
+            ]
+            for mode, encoder, fusion in rankings:
                 retriever = Retriever(
-                    index=lore.index, documents=documents, embedder=lore.embedder, lexical=encoder
+                    index=lore.index,
+                    documents=documents,
+                    embedder=lore.embedder,
+                    lexical=encoder,
+                    fusion=fusion,
                 )
                 cases.append(
                     (
@@ -152,10 +173,21 @@ async def run_scale(chunks: int, queries: int) -> None:
                         ),
                     )
                 )
-            print(f"{'search':<28} {'p50 ms':>8} {'p95 ms':>8}")
+                cases.append(
+                    (
+                        f"retriever {mode} (private)",
+                        lambda r=retriever: r.search(
+                            "term12 term400 notes",
+                            user_id=rng.choice(users),
+                            include_shared=False,
+                            limit=8,
+                        ),
+                    )
+                )
+            print(f"{'search':<30} {'p50 ms':>8} {'p95 ms':>8}")
             for name, call in cases:
                 p50, p95 = await timed(call, queries)
-                print(f"{name:<28} {p50:>8.2f} {p95:>8.2f}")
+                print(f"{name:<30} {p50:>8.2f} {p95:>8.2f}")
 
 
 def main() -> None:

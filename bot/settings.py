@@ -46,8 +46,16 @@ class Settings(BaseSettings):
     )
     embedding_threads: Annotated[int, Field(ge=1, le=64)] = 1
 
-    search_mode: Literal["hybrid", "dense"] = Field(
-        default="hybrid", description="Rank by dense + lexical (RRF) or by dense vectors only."
+    search_mode: Literal["hybrid", "hybrid-rrf", "dense"] = Field(
+        default="hybrid",
+        description="Rank by dense + lexical (tuned fusion, or RRF) or by dense vectors only.",
+    )
+    reranker_model_dir: Path | None = Field(
+        default=None,
+        description="An ONNX cross-encoder (model.onnx + tokenizer.json) that re-orders hits.",
+    )
+    reranker_candidates: Annotated[int, Field(ge=1, le=200)] = Field(
+        default=20, description="Best fused hits the reranker reads (one model run each)."
     )
 
     chunk_tokens: Annotated[int, Field(ge=32, le=8192)] = 256
@@ -160,7 +168,12 @@ class Settings(BaseSettings):
     )
 
     @field_validator(
-        "sample_docs_dir", "models_dir_override", "qdrant_url", "llm_base_url", mode="before"
+        "sample_docs_dir",
+        "models_dir_override",
+        "reranker_model_dir",
+        "qdrant_url",
+        "llm_base_url",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:

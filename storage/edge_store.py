@@ -142,10 +142,29 @@ class EdgeVectorStore:
         _require_tenant_match(shard.spec, conditions)
         request = _query_request(dense, sparse, limit, conditions)
         hits = await self._call(collection, "search", lambda: shard.engine.query(request))
-        return [
-            ScoredPoint(id=_point_id(hit.id), score=hit.score, payload=_payload(hit.payload))
-            for hit in hits
-        ]
+        return [_scored(hit, with_dense=False) for hit in hits]
+
+    async def search_lexical(
+        self,
+        collection: str,
+        sparse: SparseVector,
+        *,
+        limit: int = 10,
+        conditions: Sequence[Condition] = (),
+        with_dense: bool = False,
+    ) -> list[ScoredPoint]:
+        """Sparse search alone, best BM25 score (with IDF) first."""
+        shard = self._shard(collection)
+        _require_tenant_match(shard.spec, conditions)
+        request = qe.QueryRequest(
+            limit=limit,
+            query=qe.Query.Nearest(_to_edge_sparse(sparse), using=SPARSE),
+            filter=_to_filter(conditions) if conditions else None,
+            with_payload=True,
+            with_vector=[DENSE] if with_dense else None,
+        )
+        hits = await self._call(collection, "search_lexical", lambda: shard.engine.query(request))
+        return [_scored(hit, with_dense=with_dense) for hit in hits]
 
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
@@ -302,8 +321,12 @@ def _wanted_indexes(spec: CollectionSpec) -> list[tuple[str, Any]]:
 def _to_edge_point(point: VectorPoint) -> qe.Point:
     vectors: dict[str, Any] = {DENSE: list(point.dense)}
     if point.sparse is not None:
-        vectors[SPARSE] = qe.SparseVector(list(point.sparse.indices), list(point.sparse.values))
+        vectors[SPARSE] = _to_edge_sparse(point.sparse)
     return qe.Point(point.id, vectors, dict(point.payload))
+
+
+def _to_edge_sparse(sparse: SparseVector) -> qe.SparseVector:
+    return qe.SparseVector(list(sparse.indices), list(sparse.values))
 
 
 def _to_filter(conditions: Sequence[Condition]) -> qe.Filter:
@@ -331,7 +354,7 @@ def _query_request(
         return qe.QueryRequest(
             limit=limit, query=dense_query, filter=query_filter, with_payload=True
         )
-    lexical = qe.SparseVector(list(sparse.indices), list(sparse.values))
+    lexical = _to_edge_sparse(sparse)
     depth = max(limit * 4, 20)
     return qe.QueryRequest(
         limit=limit,
@@ -350,6 +373,16 @@ def _query_request(
 def _point_id(raw: object) -> PointId:
     # The engine hands UUID ids back as `uuid.UUID`; ours are canonical UUID strings.
     return PointId(str(raw))
+
+
+def _scored(hit: Any, *, with_dense: bool) -> ScoredPoint:
+    vector = hit.vector.get(DENSE) if with_dense and isinstance(hit.vector, Mapping) else None
+    return ScoredPoint(
+        id=_point_id(hit.id),
+        score=hit.score,
+        payload=_payload(hit.payload),
+        dense=list(vector) if vector is not None else None,
+    )
 
 
 def _payload(raw: Mapping[str, Any] | None) -> dict[str, PayloadValue]:

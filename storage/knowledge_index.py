@@ -1,9 +1,9 @@
-"""Lore's two Qdrant collections and the only two ways to search them.
+"""Lore's two Qdrant collections and the only ways to search them.
 
 `knowledge` holds shared documents; `private` holds every member's private documents
-in one collection, partitioned by the `user_id` tenant index. `search_private` takes
-the user id as a required keyword argument and always adds the filter; no other code
-path builds a query on `private` (DESIGN.md invariant 2).
+in one collection, partitioned by the `user_id` tenant index. `search_private` and
+`lexical_private` take the user id as a required keyword argument and always add the
+filter; no other code path builds a query on `private` (DESIGN.md invariant 2).
 """
 
 from __future__ import annotations
@@ -105,6 +105,35 @@ class KnowledgeIndex:
             sparse=sparse,
             limit=limit,
             conditions=[FieldMatch(TENANT_FIELD, user_id)],
+        )
+
+    async def lexical_shared(
+        self, sparse: SparseVector, *, limit: int = 10, with_dense: bool = False
+    ) -> list[ScoredPoint]:
+        """Search the shared knowledge by lexical vector alone (BM25 scores); with
+        `with_dense`, each hit carries its dense vector."""
+        return await self._store.search_lexical(
+            Collection.KNOWLEDGE.value, sparse, limit=limit, with_dense=with_dense
+        )
+
+    async def lexical_private(
+        self,
+        sparse: SparseVector,
+        *,
+        user_id: UserId,
+        limit: int = 10,
+        with_dense: bool = False,
+    ) -> list[ScoredPoint]:
+        """Search one user's private documents by lexical vector alone; `user_id` is required
+        and always filtered on."""
+        if not user_id:
+            raise ValueError("lexical_private needs the authenticated user's id")
+        return await self._store.search_lexical(
+            Collection.PRIVATE.value,
+            sparse,
+            limit=limit,
+            conditions=[FieldMatch(TENANT_FIELD, user_id)],
+            with_dense=with_dense,
         )
 
     async def point_ids(self, collection: Collection) -> set[PointId]:

@@ -165,14 +165,30 @@ class ServerVectorStore:
                 with_payload=True,
             )
         response = await self._call(collection, "search", request)
-        return [
-            ScoredPoint(
-                id=PointId(str(hit.id)),
-                score=hit.score,
-                payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
-            )
-            for hit in response.points
-        ]
+        return [_scored(hit) for hit in response.points]
+
+    async def search_lexical(
+        self,
+        collection: str,
+        sparse: SparseVector,
+        *,
+        limit: int = 10,
+        conditions: Sequence[Condition] = (),
+        with_dense: bool = False,
+    ) -> list[ScoredPoint]:
+        """Sparse search alone, best BM25 score (with IDF) first."""
+        _require_tenant_match(self._spec(collection), conditions)
+        request = self._client.query_points(
+            collection,
+            query=models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
+            using=SPARSE,
+            query_filter=_to_filter(conditions) if conditions else None,
+            limit=limit,
+            with_payload=True,
+            with_vectors=[DENSE] if with_dense else False,
+        )
+        response = await self._call(collection, "search_lexical", request)
+        return [_scored(hit) for hit in response.points]
 
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
@@ -362,3 +378,13 @@ def _prefetches(
         models.Prefetch(query=list(dense), using=DENSE, filter=query_filter, limit=depth),
         models.Prefetch(query=lexical, using=SPARSE, filter=query_filter, limit=depth),
     ]
+
+
+def _scored(hit: models.ScoredPoint) -> ScoredPoint:
+    vector = hit.vector.get(DENSE) if isinstance(hit.vector, dict) else None
+    return ScoredPoint(
+        id=PointId(str(hit.id)),
+        score=hit.score,
+        payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
+        dense=cast("list[float]", vector) if isinstance(vector, list) else None,
+    )

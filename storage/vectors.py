@@ -69,6 +69,8 @@ class ScoredPoint:
     id: PointId
     score: float
     payload: Mapping[str, PayloadValue]
+    dense: Sequence[float] | None = None
+    """The stored dense vector (unit length), only when the search was asked for it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +141,19 @@ class VectorStore(Protocol):
         conditions: Sequence[Condition] = (),
     ) -> list[ScoredPoint]:
         """Dense search, or hybrid dense + sparse fused with RRF when `sparse` is given."""
+
+    async def search_lexical(
+        self,
+        collection: str,
+        sparse: SparseVector,
+        *,
+        limit: int = 10,
+        conditions: Sequence[Condition] = (),
+        with_dense: bool = False,
+    ) -> list[ScoredPoint]:
+        """Sparse search alone: points sharing a term with `sparse`, best BM25 score first
+        (the collection's IDF modifier applied). Tenant collections need their tenant match.
+        With `with_dense`, each hit carries its stored dense vector."""
 
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""

@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
         ({"log_level": "LOUD"}, "LOG_LEVEL"),
         ({"chunk_tokens": 100, "chunk_overlap_tokens": 100}, "CHUNK_OVERLAP_TOKENS"),
         ({"embedding_threads": 0}, "EMBEDDING_THREADS"),
+        ({"search_mode": "bm25"}, "SEARCH_MODE"),
+        ({"reranker_candidates": 0}, "RERANKER_CANDIDATES"),
         ({"budget_timezone": "Mars/Olympus"}, "BUDGET_TIMEZONE"),
         ({"budget_timezone": "Europe"}, "BUDGET_TIMEZONE"),
     ],
@@ -39,9 +41,12 @@ def test_defaults_need_no_configuration() -> None:
 
 
 def test_empty_values_mean_unset() -> None:
-    settings = load_settings(_env_file=None, qdrant_url=" ", sample_docs_dir="")
+    settings = load_settings(
+        _env_file=None, qdrant_url=" ", sample_docs_dir="", reranker_model_dir=""
+    )
     assert settings.qdrant_url is None
     assert settings.sample_docs_dir is None
+    assert settings.reranker_model_dir is None
 
 
 def test_secrets_are_not_printed() -> None:

@@ -343,6 +343,63 @@ async def test_hybrid_search_finds_a_lexical_only_match(backend: Backend) -> Non
     assert len(hybrid) == 5
 
 
+async def test_lexical_search_ranks_by_bm25_with_idf_within_the_tenant(backend: Backend) -> None:
+    spec = CollectionSpec(name=backend.name("docs"), dense_size=DIM, tenant_field="user_id")
+    rng = np.random.default_rng(9)
+    n, vocabulary = 120, 40
+    ids = _ids(n)
+    owners = rng.integers(0, 3, size=n)
+    weights = np.zeros((n, vocabulary))
+    points = []
+    for k in range(n):
+        terms = rng.choice(vocabulary, size=int(rng.integers(1, 8)), replace=False)
+        weights[k, terms] = rng.uniform(0.2, 2.0, size=len(terms)).round(3)
+        sparse = SparseVector(
+            tuple(int(t) for t in terms), tuple(float(w) for w in weights[k, terms])
+        )
+        points.append(
+            VectorPoint(ids[k], _vectors(rng, 1)[0].tolist(), sparse, {"user_id": f"u{owners[k]}"})
+        )
+    await backend.store.ensure_collection(spec)
+    await backend.store.upsert(spec.name, points)
+
+    with pytest.raises(TenantFilterMissingError):
+        await backend.store.search_lexical(spec.name, SparseVector((1,), (1.0,)))
+    # Qdrant's IDF over the whole collection: ln(1 + (N - n_t + 0.5) / (n_t + 0.5)).
+    holders = (weights > 0).sum(axis=0)
+    idf = np.log(1 + (n - holders + 0.5) / (holders + 0.5))
+    for _ in range(20):
+        tenant = int(rng.integers(0, 3))
+        terms = rng.choice(vocabulary, size=3, replace=False)
+        hits = await backend.store.search_lexical(
+            spec.name,
+            SparseVector(tuple(int(t) for t in terms), (1.0, 1.0, 1.0)),
+            limit=8,
+            conditions=[FieldMatch("user_id", f"u{tenant}")],
+        )
+        scores = (weights[:, terms] * idf[terms]).sum(axis=1)
+        mine = np.flatnonzero((owners == tenant) & (scores > 0))
+        expected = mine[np.argsort(-scores[mine], kind="stable")][:8]
+        assert {h.payload["user_id"] for h in hits} <= {f"u{tenant}"}
+        assert [h.score for h in hits] == pytest.approx(scores[expected].tolist(), rel=1e-4)
+        assert {h.id for h in hits} == {ids[i] for i in expected}
+        assert all(h.dense is None for h in hits)
+
+    # Asked for, each hit carries its dense vector as stored: unit length (cosine distance).
+    hits = await backend.store.search_lexical(
+        spec.name,
+        SparseVector(tuple(range(vocabulary)), (1.0,) * vocabulary),
+        limit=5,
+        conditions=[FieldMatch("user_id", "u0")],
+        with_dense=True,
+    )
+    by_id = {point.id: np.asarray(point.dense) for point in points}
+    for hit in hits:
+        stored = by_id[hit.id] / np.linalg.norm(by_id[hit.id])
+        assert hit.dense is not None
+        assert np.asarray(hit.dense) == pytest.approx(stored, abs=1e-5)
+
+
 async def test_point_ids_and_count_span_many_scroll_pages(backend: Backend) -> None:
     spec = CollectionSpec(name=backend.name("docs"), dense_size=DIM, integer_fields=("n",))
     rng = np.random.default_rng(8)

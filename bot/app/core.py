@@ -12,7 +12,7 @@ from datetime import timedelta
 
 from bot.accounts import Accounts
 from bot.actions import ApprovedActions
-from bot.app.models import chat_model, meter, utc_now, vector_store
+from bot.app.models import chat_model, meter, reranker, utc_now, vector_store
 from bot.approvals import Approvals
 from bot.commands import COMMANDS
 from bot.conversation import Conversations
@@ -37,6 +37,7 @@ from bot.watching import Watching
 from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
+from graphs.fusion import Fusion
 from graphs.ingest.context import IngestContext, IngestLimits
 from graphs.ingest.extract_pool import ExtractionLimits, ExtractionPool
 from graphs.ingest.graph import build_ingest_graph, ingest
@@ -232,7 +233,10 @@ async def open_lore(
             index=stores.index,
             documents=documents,
             embedder=stores.embedder,
-            lexical=lexical if settings.search_mode == "hybrid" else None,
+            lexical=lexical if settings.search_mode != "dense" else None,
+            fusion=Fusion() if settings.search_mode == "hybrid" else None,
+            reranker=await reranker(settings),
+            rerank_candidates=settings.reranker_candidates,
         )
         incidents = IncidentRepository(database)
         approval_rows = ApprovalRepository(database)

@@ -1,5 +1,6 @@
 """The composition root's choices of engine: the vector store (embedded or a server), the
-chat model (offline or an OpenAI-compatible endpoint) with its price, and the budget meter."""
+chat model (offline or an OpenAI-compatible endpoint) with its price, the budget meter, and
+the operator's reranker."""
 
 from __future__ import annotations
 
@@ -17,10 +18,11 @@ from storage.budget import BudgetLedger
 from storage.budget import budget_day as ledger_day
 from storage.edge_store import EdgeVectorStore
 from storage.money import Money
+from storage.reranker import CrossEncoder, RerankerError
 from storage.server_store import ServerVectorStore
 from storage.vectors import VectorStore
 
-__all__ = ["chat_model", "meter", "utc_now", "vector_store"]
+__all__ = ["chat_model", "meter", "reranker", "utc_now", "vector_store"]
 
 # Charged for a model missing from the price table: high on purpose, so the cap still holds.
 UNKNOWN_MODEL_PRICE = ModelPrice(10.0, 10.0, 30.0)
@@ -70,3 +72,15 @@ def vector_store(settings: Settings) -> VectorStore:
             settings.qdrant_url, api_key, settings.qdrant_timeout_seconds
         )
     return EdgeVectorStore(settings.qdrant_dir)
+
+
+async def reranker(settings: Settings) -> CrossEncoder | None:
+    """The operator's cross-encoder, if RERANKER_MODEL_DIR names one."""
+    if settings.reranker_model_dir is None:
+        return None
+    try:
+        return await CrossEncoder.load(
+            settings.reranker_model_dir, threads=settings.embedding_threads
+        )
+    except RerankerError as exc:
+        raise StartupError(f"Lore cannot start: RERANKER_MODEL_DIR: {exc}") from exc
