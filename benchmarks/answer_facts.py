@@ -43,7 +43,7 @@ async def run_cases(root: Path) -> tuple[list[FactResult], dict[str, str]]:
     titles: dict[str, str] = {}
     async with open_lore(settings) as lore:
         for path in sorted(DOCS.glob("*.md")):
-            result = await lore.bot.load_shared(Source(path=path))
+            result = await lore.bot.maintenance.load_shared(Source(path=path))
             titles[path.name] = result.title
         results = [
             await ask(lore.bot, OWNER, case, chat_id=f"facts-{case.id}")

@@ -74,14 +74,14 @@ async def _populate(lore: Lore, members: int, shared_docs: int, private_docs: in
     await lore.bot.set_digest(OWNER, ChatRef(PLATFORM, "owner"), "07:30", "UTC")
     for number in range(shared_docs):
         text = f"Announcement {number}: the kitchen on floor {number} is cleaned on Fridays."
-        await lore.bot.load_shared(Source(text=text, title=f"Announcement {number}"))
+        await lore.bot.maintenance.load_shared(Source(text=text, title=f"Announcement {number}"))
 
 
 async def _tick(lore: Lore, moments: list[datetime]) -> tuple[int, float, float]:
     sent = 0
     wall, cpu = time.perf_counter(), time.process_time()
     for moment in moments:
-        sent += (await lore.bot.send_due_digests(moment)).sent
+        sent += (await lore.bot.maintenance.send_due_digests(moment)).sent
     return sent, (time.perf_counter() - wall) * 1e3, (time.process_time() - cpu) * 1e3
 
 

@@ -134,7 +134,7 @@ async def run(messages: int, members_count: int, sequential: int) -> None:
             _env_file=None, data_dir=Path(tmp) / "data", sample_docs_dir="", owners="discord:1"
         )
         async with open_lore(settings) as lore, FakeDiscord() as fake:
-            await lore.bot.load_shared(Source(text=OFFICE, title="Office hours"))
+            await lore.bot.maintenance.load_shared(Source(text=OFFICE, title="Office hours"))
             owner = Identity("discord", "1", "Owner")
             for member in members:
                 invite = await lore.bot.create_invite(owner)

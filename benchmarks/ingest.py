@@ -54,7 +54,7 @@ async def measure(label: str, requests: list[Source], settings_dir: Path) -> Non
     async with open_lore(settings) as lore:
         started = time.perf_counter()
         for request in requests:
-            await lore.bot.load_shared(request)
+            await lore.bot.maintenance.load_shared(request)
         pipeline_s = time.perf_counter() - started
         texts = await chunk_texts(lore)
         started = time.perf_counter()

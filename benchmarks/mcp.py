@@ -75,8 +75,10 @@ async def run(count: int, limit: int) -> None:
             _env_file=None, data_dir=Path(tmp), sample_docs_dir="", rate_limit_turns=10_000
         )
         async with open_lore(settings) as lore:
-            await ingest_folder(lore.bot.load_shared, ROOT / "docs", shared=True, quiet=True)
-            stats = await lore.bot.stats()
+            await ingest_folder(
+                lore.bot.maintenance.load_shared, ROOT / "docs", shared=True, quiet=True
+            )
+            stats = await lore.bot.maintenance.stats()
             print(f"{stats.shared_documents} shared documents, {stats.chunks} chunks")
             retriever = Retriever(
                 index=lore.index,

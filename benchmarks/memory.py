@@ -83,7 +83,7 @@ async def _raw(lore: Lore, texts: list[str]) -> tuple[float, float]:
 
 async def _build(lore: Lore, now: datetime, turns: int) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
-    report = await lore.bot.build_memory(now)
+    report = await lore.bot.maintenance.build_memory(now)
     if report.points_written != turns:
         raise RuntimeError(f"expected {turns} exchanges, the job wrote {report.points_written}")
     return time.perf_counter() - wall, time.process_time() - cpu

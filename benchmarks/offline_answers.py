@@ -152,7 +152,7 @@ async def _search_all(root: Path) -> dict[str, list[RetrievedPassage]]:
     settings = load_settings(_env_file=None, data_dir=root, sample_docs_dir="")
     async with open_lore(settings) as lore:
         for path in sorted(DOCS.glob("*.md")):
-            await lore.bot.load_shared(Source(path=path))
+            await lore.bot.maintenance.load_shared(Source(path=path))
         questions = [q for q, _ in ON_TOPIC] + list(OFF_TOPIC) + list(NEAR_MISS)
         return {q: await lore.bot.search(LOCAL_OWNER, q, limit=5, private=False) for q in questions}
 

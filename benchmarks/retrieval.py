@@ -81,7 +81,7 @@ async def run_dataset(args: argparse.Namespace, dataset: Path) -> None:
     judged = {name: q for name, q in beir.splits(dataset).items() if name in splits}
     async with open_lore(entry.settings) as lore:
         documents = DocumentRepository(lore.database)
-        stats = await lore.bot.stats()
+        stats = await lore.bot.maintenance.stats()
         sizes = ", ".join(f"{name} {len(q)} queries" for name, q in judged.items())
         print(f"\n{dataset.name}: {len(ids)} documents, {stats.chunks} chunks; {sizes}")
         print(f"model {model}, chunks {chunk_tokens}/{overlap} tokens")

@@ -106,7 +106,7 @@ async def _ingest(settings: Settings, dataset: Path) -> dict[str, list[str]]:
     async with open_lore(settings) as lore:
         for number, record in enumerate(beir.corpus(dataset), start=1):
             text = f"# {record.title or record.id}\n\n{record.text}"
-            result = await lore.bot.load_shared(Source(text=text))
+            result = await lore.bot.maintenance.load_shared(Source(text=text))
             ours.setdefault(result.document_id, []).append(record.id)
             if number % 500 == 0:
                 rate = number / (time.perf_counter() - started)

@@ -132,7 +132,7 @@ async def _lore_app(
         _env_file=None, data_dir=Path(tmp) / "data", sample_docs_dir="", owners="slack:U0OWNER"
     )
     async with open_lore(settings) as lore:
-        await lore.bot.load_shared(Source(text=OFFICE, title="Office hours"))
+        await lore.bot.maintenance.load_shared(Source(text=OFFICE, title="Office hours"))
         owner = Identity("slack", "U0OWNER", "Owner")
         for member in members:
             fake.add_user(member.id, member.name)

@@ -132,7 +132,7 @@ async def run(updates: int, members_count: int, sequential: int, concurrency: in
             _env_file=None, data_dir=Path(tmp) / "data", sample_docs_dir="", owners="telegram:1"
         )
         async with open_lore(settings) as lore, FakeTelegram() as fake:
-            await lore.bot.load_shared(Source(text=OFFICE, title="Office hours"))
+            await lore.bot.maintenance.load_shared(Source(text=OFFICE, title="Office hours"))
             owner = Identity("telegram", "1", "Owner")
             for member in members:
                 invite = await lore.bot.create_invite(owner)

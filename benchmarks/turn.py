@@ -373,7 +373,7 @@ async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: i
                 OpenAICompatibleModel(base_url=fake.base_url, api_key=None, model="fake") as model,
             ):
                 for path in sorted((REPO_ROOT / "docs").glob("*.md")):
-                    await lore.bot.load_shared(Source(path=path))
+                    await lore.bot.maintenance.load_shared(Source(path=path))
                 bench = Bench(lore, model, await invite_members(lore, concurrency))
                 print(
                     f"{turns} turns per phase, {concurrency} members, about"

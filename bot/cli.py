@@ -165,7 +165,7 @@ def reindex() -> None:
 
     async def work(lore: Lore) -> None:
         # This process holds the data directory alone, so no ingest is half-way.
-        report = await lore.bot.reindex(folder_min_age_seconds=0)
+        report = await lore.bot.maintenance.reindex(folder_min_age_seconds=0)
         typer.echo(
             f"Re-embedded {chunks_text(report.reembedded_chunks)}; removed "
             f"{report.removed_orphan_points} orphan points and "
@@ -180,7 +180,7 @@ def stats() -> None:
     """Counts of users, documents, chunks and vectors."""
 
     async def work(lore: Lore) -> None:
-        for name, value in dataclasses.asdict(await lore.bot.stats()).items():
+        for name, value in dataclasses.asdict(await lore.bot.maintenance.stats()).items():
             typer.echo(f"{name.replace('_', ' ')}: {value}")
 
     _run(work)
@@ -201,8 +201,10 @@ async def _load_sample(lore: Lore) -> None:
     sample = lore.settings.sample_docs_dir
     if sample is None or not await asyncio.to_thread(sample.is_dir):
         return
-    failures = await ingest_folder(lore.bot.load_shared, sample, shared=True, quiet=True)
-    counts = await lore.bot.stats()
+    failures = await ingest_folder(
+        lore.bot.maintenance.load_shared, sample, shared=True, quiet=True
+    )
+    counts = await lore.bot.maintenance.stats()
     typer.echo(
         f"Knowledge base: {counts.shared_documents} shared documents, "
         f"{chunks_text(counts.chunks)} ({failures} sample files skipped)."
@@ -282,10 +284,10 @@ def eval_suites(
 
     async def work(lore: Lore) -> bool:
         settings = lore.settings
-        if (await lore.bot.stats()).shared_documents == 0:
+        if (await lore.bot.maintenance.stats()).shared_documents == 0:
             docs = settings.sample_docs_dir or Path("docs")
             typer.echo(f"The shared knowledge is empty; loading {docs} first.")
-            await ingest_folder(lore.bot.load_shared, docs, shared=True, quiet=True)
+            await ingest_folder(lore.bot.maintenance.load_shared, docs, shared=True, quiet=True)
         provider = settings.llm_model if settings.llm_base_url else MODEL_NAME
         passed = True
         for name, cases in suites.items():

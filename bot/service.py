@@ -3,8 +3,8 @@ MCP, CLI) calls.
 
 Every method that acts for a person takes their `Identity` (and the chat where it matters)
 and authorises inside: no method trusts an edge with a permission. Replies are typed
-(`bot.replies`), failures are `LoreError`s with polite messages. The job methods at the end
-are the process itself acting (the scheduler, start-up): they take the moment they run for.
+(`bot.replies`), failures are `LoreError`s with polite messages. The jobs the process
+itself runs (the scheduler, start-up) are on `Bot.maintenance`: they take no identity.
 """
 
 from __future__ import annotations
@@ -18,23 +18,23 @@ from bot.accounts import Accounts
 from bot.approvals import ApprovalDecision, Approvals
 from bot.commands import Command, CommandCall, CommandRegistry, CommandServices
 from bot.conversation import Conversations
-from bot.digests import DigestRun, Digests, parse_timezone
+from bot.digests import Digests, parse_timezone
 from bot.errors import DigestError, NotFoundError
 from bot.events import ChatRef, Identity, TurnEvent
 from bot.forgetting import Forgetting
 from bot.knowledge import Knowledge, ProgressSink
 from bot.limits import Limits
 from bot.lookups import LookupResult, Lookups
+from bot.maintenance import Maintenance
 from bot.mcp_tokens import McpTokens
-from bot.memory import ConversationMemory, MemoryReport
+from bot.memory import ConversationMemory
 from bot.notifications import Notifier, Notifiers
 from bot.people import LOCAL_PLATFORM, People
 from bot.replies import ApprovalCards, InviteCreated, Message, Reply, ScopeQuestion, rich
-from bot.reports import BudgetReport, Reports, Stats
+from bot.reports import BudgetReport, Reports
 from bot.sources import IncomingSource, Source
-from bot.watching import ScanReport, WatchAdded, Watching
+from bot.watching import WatchAdded, Watching
 from graphs.ingest.context import IngestContext
-from graphs.ingest.repair import RepairReport, repair_index
 from graphs.ingest.state import IngestResult
 from graphs.retrieval import RetrievedPassage
 from storage.digests import DigestSchedule
@@ -83,6 +83,7 @@ class Bot:
         self._parts = parts
         self._people = parts.people
         self._knowledge = parts.knowledge
+        self._maintenance = Maintenance(parts)
         self._services = CommandServices(
             knowledge=parts.knowledge,
             forgetting=parts.forgetting,
@@ -96,6 +97,11 @@ class Bot:
         )
 
     # -- edges: wiring -----------------------------------------------------------------------
+
+    @property
+    def maintenance(self) -> Maintenance:
+        """The jobs the process itself runs (the scheduler, start-up, the CLI's repairs)."""
+        return self._maintenance
 
     def register_notifier(self, platform: str, notifier: Notifier) -> None:
         """An edge announces how to reach people on its platform."""
@@ -383,45 +389,3 @@ class Bot:
     async def pending_approvals(self, identity: Identity) -> ApprovalCards:
         """Requests waiting for a decision, as cards (owners only)."""
         return await self._parts.approvals.cards(identity, "/approvals")
-
-    # -- jobs: the process itself acting -----------------------------------------------------
-
-    async def stats(self) -> Stats:
-        """Counts across SQLite and Qdrant (aggregates only: `lore stats`, start-up)."""
-        return await self._parts.reports.stats()
-
-    async def housekeeping(self, now: datetime) -> int:
-        """Forget counted attempts older than any limit's window; how many."""
-        return await self._parts.limits.prune(now)
-
-    async def recover_approvals(self) -> int:
-        """At start: open the waiting thread of every request whose wait never began."""
-        return await self._parts.approvals.recover()
-
-    async def expire_approvals(self, now: datetime | None = None) -> list[str]:
-        """Auto-reject requests overdue at `now` (default: the clock); requester and owners are
-        told. The ids of the expired requests."""
-        expired = await self._parts.approvals.expire(now or self._parts.clock())
-        return [approval.id for approval in expired]
-
-    async def send_due_digests(self, now: datetime) -> DigestRun:
-        """Send every digest due at `now`."""
-        return await self._parts.digests.send_due(now)
-
-    async def scan_watched_sources(self, now: datetime) -> ScanReport:
-        """Take what is new from every due watched source."""
-        return await self._parts.watching.scan(now)
-
-    async def build_memory(self, now: datetime) -> MemoryReport:
-        """Embed the recent answered exchanges into conversation memory (idempotent)."""
-        return await self._parts.memory.build(now)
-
-    async def load_shared(self, source: Source) -> IngestResult:
-        """Start-up: the operator's sample folder (SAMPLE_DOCS_DIR) into the shared knowledge."""
-        return await self._knowledge.ingest_shared(source)
-
-    async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
-        """Re-embed pending chunks and remove orphans (the self-repair job)."""
-        return await repair_index(
-            self._parts.ingest_context, folder_min_age_seconds=folder_min_age_seconds
-        )

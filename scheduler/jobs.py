@@ -44,13 +44,13 @@ Job = Callable[[Bot, datetime], Awaitable[str]]
 
 async def expire_approvals(bot: Bot, now: datetime) -> str:
     """Auto-reject approval requests overdue at `now`; requester and owners are told."""
-    expired = await bot.expire_approvals(now)
+    expired = await bot.maintenance.expire_approvals(now)
     return f"{len(expired)} approvals expired"
 
 
 async def reindex(bot: Bot, _now: datetime) -> str:
     """Self-repair: re-embed pending chunks, remove orphan points and folders."""
-    report = await bot.reindex()
+    report = await bot.maintenance.reindex()
     return (
         f"{chunks_text(report.reembedded_chunks)} re-embedded, "
         f"{report.removed_orphan_points} orphan points removed"
@@ -59,13 +59,13 @@ async def reindex(bot: Bot, _now: datetime) -> str:
 
 async def build_memory(bot: Bot, now: datetime) -> str:
     """Embed the answered exchanges of the last 2 hours into conversation memory (idempotent)."""
-    report = await bot.build_memory(now)
+    report = await bot.maintenance.build_memory(now)
     return f"{report.points_written} exchanges remembered of {report.turns_read} turns read"
 
 
 async def scan_watched_sources(bot: Bot, now: datetime) -> str:
     """Fetch the watched feeds and pages that are due; ingest what is new into shared knowledge."""
-    report = await bot.scan_watched_sources(now)
+    report = await bot.maintenance.scan_watched_sources(now)
     return (
         f"{len(report.sources)} sources checked, {report.saved} documents saved, "
         f"{report.failed} failed"
@@ -74,7 +74,7 @@ async def scan_watched_sources(bot: Bot, now: datetime) -> str:
 
 async def housekeeping(bot: Bot, now: datetime) -> str:
     """Forget what no limit looks at any more (counted attempts older than a day)."""
-    pruned = await bot.housekeeping(now)
+    pruned = await bot.maintenance.housekeeping(now)
     return f"{pruned} old attempts forgotten"
 
 
@@ -82,7 +82,7 @@ async def send_digests(bot: Bot, now: datetime) -> str:
     """Scan the watched sources that are due, then send the morning digests due at `now`
     (retries and late sends included), so a digest carries what the scan just found."""
     scan = await scan_watched_sources(bot, now)
-    run = await bot.send_due_digests(now)
+    run = await bot.maintenance.send_due_digests(now)
     return f"{scan}; {run.sent} digests sent, {run.failed} failed, {run.quiet} quiet"
 
 

@@ -10,13 +10,26 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
 import aiosqlite
 
-from storage.database import Database, Row
+from storage.database import Database
+from storage.document_records import (
+    CHUNK_COLUMNS,
+    PASSAGE_COLUMNS,
+    ChunkRecord,
+    Collection,
+    DocumentRecord,
+    DuplicateContentError,
+    NewChunk,
+    Passage,
+    SourceType,
+    chunk_from_row,
+    collection_for,
+    document_from_row,
+    passage_from_row,
+)
 from storage.ids import ChunkHash, DocumentId, PointId, UserId
 from storage.timestamps import utc_iso
 
@@ -33,165 +46,6 @@ __all__ = [
 ]
 
 
-class Collection(StrEnum):
-    """The Qdrant collection that holds a document's vectors."""
-
-    KNOWLEDGE = "knowledge"
-    PRIVATE = "private"
-
-
-class SourceType(StrEnum):
-    """Where a document came from."""
-
-    NOTE = "note"
-    FILE = "file"
-    URL = "url"
-
-
-def collection_for(owner_id: UserId | None) -> Collection:
-    """Shared documents (no owner) live in `knowledge`, the rest in `private`."""
-    return Collection.KNOWLEDGE if owner_id is None else Collection.PRIVATE
-
-
-class DuplicateContentError(Exception):
-    """The same content is already stored for this owner (a race lost to another ingest)."""
-
-
-@dataclass(frozen=True, slots=True)
-class DocumentRecord:
-    """One stored source."""
-
-    id: DocumentId
-    owner_id: UserId | None
-    title: str
-    source_type: SourceType
-    source_ref: str
-    content_hash: str
-    original_path: str
-    format: str
-    status: str
-    created_at: str
-    updated_at: str
-    # Pinned shared documents are put, whole, into every prompt (see `pinned_shared`).
-    pinned: bool = False
-
-    @property
-    def collection(self) -> Collection:
-        """The Qdrant collection of this document's vectors."""
-        return collection_for(self.owner_id)
-
-
-@dataclass(frozen=True, slots=True)
-class NewChunk:
-    """A chunk about to be stored."""
-
-    index: int
-    text: str
-    hash: ChunkHash
-    heading_path: tuple[str, ...]
-    token_count: int
-    point_id: PointId
-    # How much the text reads like instructions to an AI (None: not scored).
-    injection_score: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRecord:
-    """A stored chunk with what the re-index job needs to rebuild its vector."""
-
-    point_id: PointId
-    document_id: DocumentId
-    owner_id: UserId | None
-    document_title: str
-    chunk_index: int
-    text: str
-    heading_path: tuple[str, ...]
-    hash: ChunkHash
-    vector_status: str
-
-    @property
-    def collection(self) -> Collection:
-        """The Qdrant collection of this chunk's vector."""
-        return collection_for(self.owner_id)
-
-
-@dataclass(frozen=True, slots=True)
-class Passage:
-    """A chunk as a search result: text plus the source it can be cited as."""
-
-    point_id: PointId
-    document_id: DocumentId
-    document_title: str
-    source_type: SourceType
-    source_ref: str
-    owner_id: UserId | None
-    chunk_index: int
-    text: str
-    heading_path: tuple[str, ...]
-    # How much the text reads like instructions to an AI (None: not scored yet).
-    injection_score: float | None = None
-
-
-def _document(row: Row) -> DocumentRecord:
-    return DocumentRecord(
-        id=DocumentId(row["id"]),
-        owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
-        title=row["title"],
-        source_type=SourceType(row["source_type"]),
-        source_ref=row["source_ref"],
-        content_hash=row["content_hash"],
-        original_path=row["original_path"],
-        format=row["format"],
-        status=row["status"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        pinned=bool(row["pinned"]),
-    )
-
-
-_CHUNK_COLUMNS = (
-    "SELECT c.point_id, c.document_id, d.owner_id, d.title, c.chunk_index, c.text,"
-    " c.heading_path, c.hash, c.vector_status"
-    " FROM chunks c JOIN documents d ON d.id = c.document_id"
-)
-
-
-def _chunk(row: Row) -> ChunkRecord:
-    return ChunkRecord(
-        point_id=PointId(row["point_id"]),
-        document_id=DocumentId(row["document_id"]),
-        owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
-        document_title=row["title"],
-        chunk_index=row["chunk_index"],
-        text=row["text"],
-        heading_path=tuple(json.loads(row["heading_path"])),
-        hash=ChunkHash(row["hash"]),
-        vector_status=row["vector_status"],
-    )
-
-
-_PASSAGE_COLUMNS = (
-    "SELECT c.point_id, c.document_id, d.title, d.source_type, d.source_ref,"
-    " d.owner_id, c.chunk_index, c.text, c.heading_path, c.injection_score"
-    " FROM chunks c JOIN documents d ON d.id = c.document_id"
-)
-
-
-def _passage(row: Row) -> Passage:
-    return Passage(
-        point_id=PointId(row["point_id"]),
-        document_id=DocumentId(row["document_id"]),
-        document_title=row["title"],
-        source_type=SourceType(row["source_type"]),
-        source_ref=row["source_ref"],
-        owner_id=UserId(row["owner_id"]) if row["owner_id"] is not None else None,
-        chunk_index=row["chunk_index"],
-        text=row["text"],
-        heading_path=tuple(json.loads(row["heading_path"])),
-        injection_score=row["injection_score"],
-    )
-
-
 def _placeholders(count: int) -> str:
     return ",".join("?" * count)
 
@@ -205,7 +59,7 @@ class DocumentRepository:
     async def get(self, document_id: DocumentId) -> DocumentRecord | None:
         """Return one document, or None."""
         row = await self._db.fetch_one("SELECT * FROM documents WHERE id = ?", (document_id,))
-        return _document(row) if row is not None else None
+        return document_from_row(row) if row is not None else None
 
     async def find_by_hash(
         self, owner_id: UserId | None, content_hash: str
@@ -215,7 +69,7 @@ class DocumentRepository:
             "SELECT * FROM documents WHERE IFNULL(owner_id, '') = ? AND content_hash = ?",
             (owner_id or "", content_hash),
         )
-        return _document(row) if row is not None else None
+        return document_from_row(row) if row is not None else None
 
     async def find_by_source(
         self, owner_id: UserId | None, source_ref: str
@@ -226,7 +80,7 @@ class DocumentRepository:
             " ORDER BY updated_at DESC LIMIT 1",
             (owner_id or "", source_ref),
         )
-        return _document(row) if row is not None else None
+        return document_from_row(row) if row is not None else None
 
     async def list_for_owner(self, owner_id: UserId | None) -> list[DocumentRecord]:
         """Every document of one owner (None: the shared knowledge), newest first."""
@@ -234,7 +88,7 @@ class DocumentRepository:
             "SELECT * FROM documents WHERE IFNULL(owner_id, '') = ? ORDER BY created_at DESC",
             (owner_id or "",),
         )
-        return [_document(row) for row in rows]
+        return [document_from_row(row) for row in rows]
 
     async def added_since(
         self, owner_id: UserId | None, since: datetime, *, limit: int
@@ -246,7 +100,7 @@ class DocumentRepository:
             " WHERE IFNULL(owner_id, '') = ? AND created_at >= ? ORDER BY created_at, id LIMIT ?",
             (owner_id or "", utc_iso(since), limit),
         )
-        return [_document(row) for row in rows], int(rows[0]["total"]) if rows else 0
+        return [document_from_row(row) for row in rows], int(rows[0]["total"]) if rows else 0
 
     async def document_text(self, document_id: DocumentId) -> str:
         """A document's text as stored in its chunks, in order (overlaps included)."""
@@ -258,10 +112,10 @@ class DocumentRepository:
     async def document_passages(self, document_id: DocumentId, *, limit: int) -> list[Passage]:
         """The first `limit` chunks of one document as citable passages, in order."""
         rows = await self._db.fetch_all(
-            f"{_PASSAGE_COLUMNS} WHERE c.document_id = ? ORDER BY c.chunk_index LIMIT ?",
+            f"{PASSAGE_COLUMNS} WHERE c.document_id = ? ORDER BY c.chunk_index LIMIT ?",
             (document_id, limit),
         )
-        return [_passage(row) for row in rows]
+        return [passage_from_row(row) for row in rows]
 
     async def chunk_hashes(self, document_id: DocumentId) -> dict[ChunkHash, str]:
         """Map each chunk hash of a document to its vector status."""
@@ -281,9 +135,9 @@ class DocumentRepository:
         """
         async with self._db.transaction() as tx:
             if replace:
-                removed = await self._update_document(tx, document, chunks)
+                removed = await self._updatedocument_from_row(tx, document, chunks)
             else:
-                await self._insert_document(tx, document)
+                await self._insertdocument_from_row(tx, document)
                 removed = []
             await tx.executemany(
                 "INSERT INTO chunks (document_id, chunk_index, text, hash, heading_path,"
@@ -310,7 +164,7 @@ class DocumentRepository:
         return removed
 
     @staticmethod
-    async def _insert_document(tx: aiosqlite.Connection, document: DocumentRecord) -> None:
+    async def _insertdocument_from_row(tx: aiosqlite.Connection, document: DocumentRecord) -> None:
         try:
             await tx.execute(
                 "INSERT INTO documents (id, owner_id, title, source_type, source_ref,"
@@ -334,7 +188,7 @@ class DocumentRepository:
             raise DuplicateContentError(document.content_hash) from exc
 
     @staticmethod
-    async def _update_document(
+    async def _updatedocument_from_row(
         tx: aiosqlite.Connection, document: DocumentRecord, chunks: Sequence[NewChunk]
     ) -> list[PointId]:
         try:
@@ -399,18 +253,18 @@ class DocumentRepository:
     async def chunks_for_points(self, point_ids: Sequence[PointId]) -> list[ChunkRecord]:
         """The stored chunks behind these points (unknown ids are skipped)."""
         rows = await self._db.fetch_all(
-            f"{_CHUNK_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
+            f"{CHUNK_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
             (json.dumps(list(point_ids)),),
         )
-        return [_chunk(row) for row in rows]
+        return [chunk_from_row(row) for row in rows]
 
     async def pending_chunks(self, limit: int) -> list[ChunkRecord]:
         """Chunks whose vectors are not (known to be) in Qdrant yet, oldest first."""
         rows = await self._db.fetch_all(
-            f"{_CHUNK_COLUMNS} WHERE c.vector_status = 'pending' ORDER BY c.id LIMIT ?",
+            f"{CHUNK_COLUMNS} WHERE c.vector_status = 'pending' ORDER BY c.id LIMIT ?",
             (limit,),
         )
-        return [_chunk(row) for row in rows]
+        return [chunk_from_row(row) for row in rows]
 
     async def pending_count(self, document_id: DocumentId) -> int:
         """How many chunks of one document still wait for their vectors."""
@@ -449,10 +303,10 @@ class DocumentRepository:
     async def passages(self, point_ids: Sequence[PointId]) -> dict[PointId, Passage]:
         """Hydrate search hits: the chunk text and its citable source, by point id."""
         rows = await self._db.fetch_all(
-            f"{_PASSAGE_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
+            f"{PASSAGE_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
             (json.dumps(list(point_ids)),),
         )
-        return {PointId(row["point_id"]): _passage(row) for row in rows}
+        return {PointId(row["point_id"]): passage_from_row(row) for row in rows}
 
     async def delete(self, document_id: DocumentId) -> list[PointId]:
         """Delete a document and its chunks; return the point ids to remove from Qdrant."""
@@ -479,10 +333,10 @@ class DocumentRepository:
     async def pinned_shared(self) -> list[Passage]:
         """Every chunk of the pinned shared documents, oldest document first, in order."""
         rows = await self._db.fetch_all(
-            f"{_PASSAGE_COLUMNS} WHERE d.pinned = 1 AND d.owner_id IS NULL"
+            f"{PASSAGE_COLUMNS} WHERE d.pinned = 1 AND d.owner_id IS NULL"
             " ORDER BY d.created_at, d.id, c.chunk_index"
         )
-        return [_passage(row) for row in rows]
+        return [passage_from_row(row) for row in rows]
 
     async def delete_for_owner(self, owner_id: UserId) -> list[tuple[Collection, list[PointId]]]:
         """Delete every private document of one user (/forget) in one transaction.

@@ -51,7 +51,7 @@ async def test_answers_quote_the_fact_the_question_asks_for(
     settings = make_settings(chunk_tokens=256, chunk_overlap_tokens=48)
     async with open_lore(settings) as lore:
         for page in sorted({case.page for case in subset}):
-            await lore.bot.load_shared(Source(path=DOCS / page))
+            await lore.bot.maintenance.load_shared(Source(path=DOCS / page))
         results = [await ask(lore.bot, OWNER, case, chat_id=f"fact-{case.id}") for case in subset]
     misses = [f"{r.case.id}: missing {r.missing} in {r.answer!r}" for r in results if not r.quoted]
     assert misses == []

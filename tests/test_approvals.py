@@ -125,10 +125,10 @@ async def test_invariant_4_an_expired_request_never_runs_and_the_requester_is_to
         owner_box, member_box = notifiers(core.bot)
         mia = await invite(core.bot, "mia")
         pending = await request(core.bot, mia, PRINTER)
-        assert await core.bot.expire_approvals() == []  # not yet overdue
+        assert await core.bot.maintenance.expire_approvals() == []  # not yet overdue
         await wait_until_overdue(pending)
 
-        expired = await core.bot.expire_approvals()
+        expired = await core.bot.maintenance.expire_approvals()
         late = await core.bot.decide_approval(OWNER, pending.approval_id, approve=True)
         row = await stored(core, pending.approval_id)
         waiting = (await core.bot.pending_approvals(OWNER)).cards
@@ -154,7 +154,7 @@ async def test_invariant_4_a_late_tap_on_an_overdue_request_tells_the_requester_
         await wait_until_overdue(pending)
         late = await core.bot.decide_approval(OWNER, pending.approval_id, approve=True)
         later = await core.bot.decide_approval(OWNER, pending.approval_id, approve=True)
-        swept = await core.bot.expire_approvals()
+        swept = await core.bot.maintenance.expire_approvals()
         row = await stored(core, pending.approval_id)
     assert (late.outcome, later.outcome) == ("expired", "expired")
     assert swept == []
@@ -253,7 +253,7 @@ async def test_invariant_4_an_approval_survives_a_restart(
     # Process B (this one) opens the same data directory; the owner approves there.
     async with open_lore(settings) as core:
         owner_box, member_box = notifiers(core.bot)
-        recovered = await core.bot.recover_approvals()
+        recovered = await core.bot.maintenance.recover_approvals()
         approved = await core.bot.decide_approval(OWNER, approval_id, approve=True)
         again = await core.bot.decide_approval(OWNER, approval_id, approve=True)
         row = await stored(core, approval_id)

@@ -225,7 +225,7 @@ async def test_a_local_command_is_unknown_on_a_chat_platform(both_settings: Sett
 
 
 async def lore_documents(lore: Lore) -> int:
-    stats = await lore.bot.stats()
+    stats = await lore.bot.maintenance.stats()
     return stats.shared_documents + stats.private_documents
 
 

@@ -69,7 +69,7 @@ async def check_consistent(workdir: Path) -> tuple[int, int]:
             assert row["status"] == "ready", dict(row)
             assert row["chunks"] > 0
             assert row["pending"] == 0
-        known = await core.bot.stats()
+        known = await core.bot.maintenance.stats()
         points = await core.index.point_ids(Collection.KNOWLEDGE)
         chunk_points = await DocumentRepository(db).point_ids(Collection.KNOWLEDGE)
         assert points == chunk_points

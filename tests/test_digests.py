@@ -93,9 +93,11 @@ async def test_a_digest_due_at_0730_berlin_is_sent_once_even_across_a_restart(
         await remember(lore.bot, None, text="Lunch moves to 12:30.", title="Lunch")
         await remember(lore.bot, mia, "My bike code is 4411.", title="Bike")
 
-        early = await lore.bot.send_due_digests(berlin(7, 29))
-        on_time = await lore.bot.send_due_digests(berlin(7, 30))
-        again = await lore.bot.send_due_digests(berlin(7, 30, days=0) + timedelta(seconds=30))
+        early = await lore.bot.maintenance.send_due_digests(berlin(7, 29))
+        on_time = await lore.bot.maintenance.send_due_digests(berlin(7, 30))
+        again = await lore.bot.maintenance.send_due_digests(
+            berlin(7, 30, days=0) + timedelta(seconds=30)
+        )
     assert (early.sent, on_time.sent, again.sent) == (0, 1, 0)
     [(chat, text)] = box.texts
     assert chat == "mia"
@@ -104,7 +106,7 @@ async def test_a_digest_due_at_0730_berlin_is_sent_once_even_across_a_restart(
 
     async with open_lore(settings) as lore:  # the process restarts at 07:31
         box = boxes(lore)
-        after_restart = await lore.bot.send_due_digests(berlin(7, 31))
+        after_restart = await lore.bot.maintenance.send_due_digests(berlin(7, 31))
         deliveries = await DigestRepository(lore.database).deliveries(mia_id)
     assert after_restart.sent == 0
     assert box.texts == []
@@ -116,12 +118,16 @@ async def test_a_failed_send_is_retried_with_backoff_and_then_counts_once(lore: 
     mia = await member_with_digest(lore)
     box.fail_next = ["raise", "none"]
 
-    first = await lore.bot.send_due_digests(berlin(7, 30))  # raises: retry in 1 minute
-    waiting = await lore.bot.send_due_digests(berlin(7, 30, days=0) + timedelta(seconds=30))
-    second = await lore.bot.send_due_digests(berlin(7, 31))  # returns None: retry in 2 minutes
-    still_waiting = await lore.bot.send_due_digests(berlin(7, 32))
-    third = await lore.bot.send_due_digests(berlin(7, 33))
-    later = await lore.bot.send_due_digests(berlin(7, 40))
+    first = await lore.bot.maintenance.send_due_digests(berlin(7, 30))  # raises: retry in 1 minute
+    waiting = await lore.bot.maintenance.send_due_digests(
+        berlin(7, 30, days=0) + timedelta(seconds=30)
+    )
+    second = await lore.bot.maintenance.send_due_digests(
+        berlin(7, 31)
+    )  # returns None: retry in 2 minutes
+    still_waiting = await lore.bot.maintenance.send_due_digests(berlin(7, 32))
+    third = await lore.bot.maintenance.send_due_digests(berlin(7, 33))
+    later = await lore.bot.maintenance.send_due_digests(berlin(7, 40))
 
     assert (first.failed, waiting.failed + waiting.sent, second.failed) == (1, 0, 1)
     assert still_waiting.sent == 0
@@ -136,11 +142,11 @@ async def test_a_missed_digest_is_sent_late_within_the_grace_period_but_not_afte
 ) -> None:
     box = boxes(lore)
     await member_with_digest(lore)
-    late = await lore.bot.send_due_digests(berlin(10, 0))  # back from downtime at 10:00
+    late = await lore.bot.maintenance.send_due_digests(berlin(10, 0))  # back from downtime at 10:00
     assert late.sent == 1
-    too_late = await lore.bot.send_due_digests(berlin(7, 30, days=1) + DIGEST_GRACE)
+    too_late = await lore.bot.maintenance.send_due_digests(berlin(7, 30, days=1) + DIGEST_GRACE)
     assert too_late.sent == 0  # the next day's digest was missed for good
-    next_day = await lore.bot.send_due_digests(berlin(7, 30, days=2))
+    next_day = await lore.bot.maintenance.send_due_digests(berlin(7, 30, days=2))
     assert next_day.sent == 1
     assert len(box.texts) == 2
 
@@ -170,12 +176,14 @@ async def test_nothing_new_is_one_line_unless_the_member_asked_for_quiet_days(
     box = boxes(lore)
     mia = await member_with_digest(lore, "mia")
     await member_with_digest(lore, "ben", quiet_days=True)
-    run = await lore.bot.send_due_digests(berlin(7, 30))
+    run = await lore.bot.maintenance.send_due_digests(berlin(7, 30))
     assert (run.sent, run.quiet) == (1, 1)
     [(chat, text)] = box.texts
     assert chat == mia.platform_user_id
     assert text == "Good morning, Mia! Nothing new since your last digest."
-    assert (await lore.bot.send_due_digests(berlin(7, 45))).quiet == 0  # the day is done
+    assert (
+        await lore.bot.maintenance.send_due_digests(berlin(7, 45))
+    ).quiet == 0  # the day is done
 
 
 async def test_an_owners_digest_lists_pending_approvals_and_yesterdays_spend(
@@ -199,7 +207,7 @@ async def _owner_digest(lore: Lore) -> None:
     assert reservation is not None
     await ledger.settle(reservation, Money(123_400))
 
-    await lore.bot.send_due_digests(berlin(7, 30))
+    await lore.bot.maintenance.send_due_digests(berlin(7, 30))
     [text] = [text for chat, text in box.texts if chat == "owner"]
     assert "Waiting for your approval (1):\n• " in text
     assert "printer on floor 2" in text
@@ -215,7 +223,7 @@ async def test_a_members_digest_shows_neither_approvals_spend_nor_others_notes(
     ben = await invite(lore.bot, "ben")
     await remember(lore.bot, ben, "Ben's secret plan.", title="Ben plan")
     await ask(lore.bot, ben, "What is the airspeed of an unladen swallow?")
-    await lore.bot.send_due_digests(berlin(7, 30))
+    await lore.bot.maintenance.send_due_digests(berlin(7, 30))
     [(_, text)] = box.texts
     assert text.startswith(f"Good morning, {mia.display_name}! Nothing new")
     assert "Ben" not in text
@@ -252,7 +260,7 @@ async def test_digests_are_set_in_private_chats_only_and_can_be_turned_off(lore:
     assert user.timezone == "Europe/Berlin"
     assert await lore.bot.digest_off(mia) is True
     assert await lore.bot.digest_off(mia) is False
-    assert (await lore.bot.send_due_digests(berlin(7, 30))).sent == 0
+    assert (await lore.bot.maintenance.send_due_digests(berlin(7, 30))).sent == 0
     assert box.texts == []
 
 
@@ -262,7 +270,7 @@ async def test_digest_now_sends_at_once_and_leaves_the_daily_digest_due(lore: Lo
     message_id = await lore.bot.digest_now(mia, private_chat(mia))
     assert message_id == "m1"
     assert box.texts[0][1].startswith("Good morning, Mia!")
-    assert (await lore.bot.send_due_digests(berlin(7, 30))).sent == 1
+    assert (await lore.bot.maintenance.send_due_digests(berlin(7, 30))).sent == 1
     box.fail_next = ["none"]
     with pytest.raises(DigestError, match="could not send"):
         await lore.bot.digest_now(mia, private_chat(mia))
@@ -301,7 +309,7 @@ async def test_with_a_configured_model_the_digest_is_its_summary_booked_on_the_b
     fake_openai.enqueue_text(SUMMARY, usage=(400, 30, 0))
     async with open_lore(llm_settings()) as lore:
         box = await _digest_with_news(lore)
-        run = await lore.bot.send_due_digests(berlin(7, 30))
+        run = await lore.bot.maintenance.send_due_digests(berlin(7, 30))
         settled, still_open = await _settled(lore)
     assert run.sent == 1
     assert box.texts == [("mia", SUMMARY)]
@@ -323,7 +331,7 @@ async def test_with_the_budget_spent_the_plain_digest_is_sent_and_the_model_neve
     fake_openai.enqueue_text(SUMMARY)
     async with open_lore(llm_settings(daily_budget_usd=0.0001)) as lore:
         box = await _digest_with_news(lore)
-        run = await lore.bot.send_due_digests(berlin(7, 30))
+        run = await lore.bot.maintenance.send_due_digests(berlin(7, 30))
         settled, still_open = await _settled(lore)
     assert run.sent == 1
     [(_, text)] = box.texts

@@ -106,7 +106,9 @@ async def test_slash_commands_come_from_the_registry_and_refuse_like_every_edge(
         assert subcommands == {c.name for c in lore.bot.commands(owner=True)}
         assert lore_command["contexts"] == [0, 1]  # servers and DMs
         digest = next(o for o in lore_command["options"] if o["name"] == "digest")
-        assert "/lore digest 07:30" in digest["description"]
+        assert digest["description"] == "A morning digest, e.g. at 07:30 Europe/Berlin"
+        [args] = digest["options"]
+        assert args["description"] == "HH:MM ZONE [quiet] | off | now"
 
         await join(fake, ALICE)
         budget = await slash(fake, ALICE, "budget")
@@ -202,7 +204,7 @@ async def test_a_digest_arrives_in_the_dm_where_it_was_set(
         assert "at 07:30 (Europe/Berlin)" in shown(set_up)
         tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
         due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
-        assert (await lore.bot.send_due_digests(due)).sent == 1
+        assert (await lore.bot.maintenance.send_due_digests(due)).sent == 1
         [digest] = [
             p for p in fake.in_channel(fake.dm_channel(ALICE)) if "Good morning" in p.content
         ]
@@ -218,7 +220,7 @@ async def test_an_expired_request_is_told_to_the_owner_in_their_dms(
         send_dm(fake, ALICE, "tell the owner that the printer is broken")
         await reply_in(fake, fake.dm_channel(OWNER), "Approval needed")
         later = datetime.now(UTC) + timedelta(days=30)
-        assert len(await lore.bot.expire_approvals(later)) == 1
+        assert len(await lore.bot.maintenance.expire_approvals(later)) == 1
         notice = await reply_in(fake, fake.dm_channel(OWNER), "Expired without a decision")
     assert notice.content.startswith("**⌛ Expired")
 

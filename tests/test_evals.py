@@ -39,7 +39,10 @@ async def test_both_suites_pass_their_gates_offline_and_every_run_is_stored(
     settings = make_settings(chunk_tokens=256, chunk_overlap_tokens=48)
     suites = {name: load_suite(name) for name in SUITES}
     async with open_lore(settings) as lore:
-        assert await ingest_folder(lore.bot.load_shared, DOCS, shared=True, quiet=True) == 0
+        assert (
+            await ingest_folder(lore.bot.maintenance.load_shared, DOCS, shared=True, quiet=True)
+            == 0
+        )
         repository = EvalRepository(lore.database)
         results = {
             name: await run_suite(

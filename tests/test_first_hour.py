@@ -52,7 +52,7 @@ async def test_a_link_with_another_scheme_is_refused_as_a_link_not_a_missing_fil
     with pytest.raises(IngestRefusedError) as refused:
         await lore.bot.ingest(OWNER, request, shared=True)
     assert str(refused.value) == "I can only fetch http:// and https:// links."
-    assert (await lore.bot.stats()).shared_documents == 0
+    assert (await lore.bot.maintenance.stats()).shared_documents == 0
 
 
 async def test_a_path_is_still_a_path(tmp_path: Path) -> None:
@@ -155,7 +155,7 @@ async def test_a_folder_ingest_in_the_terminal_chat_goes_on_after_a_refused_file
     output = "".join(shown)
     assert f"Skipped {folder / 'a-empty.md'}: This file is empty" in output
     assert "Saved: Kitchen (1 chunk)" in output
-    assert (await lore.bot.stats()).shared_documents == 1
+    assert (await lore.bot.maintenance.stats()).shared_documents == 1
     ingesting = " ".join((ROOT / "docs" / "ingesting.md").read_text("utf-8").split())
     assert "a folder ingest stops at the refused file" not in ingesting
     assert "for a refused file and goes on with the others" in ingesting

@@ -34,7 +34,7 @@ async def _plant(lore: Lore) -> None:
     assert asked.approvals
     unanswered = await ask(lore.bot, mia, f"Which volcano erupted near {CANARY} in 1812?")
     assert unanswered.done.outcome == "refused"
-    await lore.bot.build_memory(datetime.now(UTC) + timedelta(minutes=5))
+    await lore.bot.maintenance.build_memory(datetime.now(UTC) + timedelta(minutes=5))
     assert files_holding(lore.settings.data_dir, CANARY)  # planted in many places
     assert await lore.bot.forget(mia) == 1
     assert await ApprovalRepository(lore.database).pending() == []

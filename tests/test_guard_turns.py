@@ -168,7 +168,7 @@ async def test_chunks_stored_before_scores_existed_are_scored_on_read_and_by_rei
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "holidays"}))
         fake_openai.enqueue_text("Closed on 24 and 31 December [1].")
         await ask(core.bot, mia, "When is the office closed over the holidays?")
-        report = await core.bot.reindex()
+        report = await core.bot.maintenance.reindex()
         stored = await core.database.fetch_all("SELECT injection_score FROM chunks")
     [result] = tool_results(fake_openai.requests[1])
     [passage] = json.loads(unwrap_data(result["content"]))["passages"]

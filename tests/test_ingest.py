@@ -41,7 +41,7 @@ doubles within six hours of feeding.</p>
 
 
 async def counts(lore: Lore) -> tuple[int, int, int, int]:
-    stats = await lore.bot.stats()
+    stats = await lore.bot.maintenance.stats()
     return (
         stats.shared_documents + stats.private_documents,
         stats.chunks,

@@ -129,7 +129,7 @@ async def test_each_tool_returns_citable_passages(world: World) -> None:
         assert [p["document_id"] for p in mine] == [world.ann_doc]
         assert mine[0]["private"] is True
 
-        await bot.build_memory(datetime.now(UTC))
+        await bot.maintenance.build_memory(datetime.now(UTC))
         today = datetime.now(UTC).date()
         memory = passages(await client.call_tool("search_memory", {"query": "visitors parking"}))
         # Only the conversation: the lookups logged above are no exchange to remember.
@@ -153,7 +153,7 @@ async def test_each_tool_returns_citable_passages(world: World) -> None:
 
 async def test_invariant_2_private_is_private_between_two_members_tokens(world: World) -> None:
     await ask(world.lore.bot, world.ann, "Where do visitors park?")
-    await world.lore.bot.build_memory(datetime.now(UTC))
+    await world.lore.bot.maintenance.build_memory(datetime.now(UTC))
     async with (
         connect(world.url, world.ann_token) as ann,
         connect(world.url, world.bob_token) as bob,
@@ -248,7 +248,7 @@ async def test_no_tool_writes_anything_but_the_turn_log(world: World) -> None:
         for row in tables:
             sql = f"SELECT COUNT(*) FROM {row['name']}"  # noqa: S608 - names from sqlite_master
             counts[row["name"]] = await rows(lore, sql)
-        stats = await lore.bot.stats()
+        stats = await lore.bot.maintenance.stats()
         files = await asyncio.to_thread(lambda: len(list(lore.settings.uploads_dir.rglob("*"))))
         return {**counts, "points": stats.knowledge_points + stats.private_points, "files": files}
 

@@ -123,8 +123,8 @@ async def test_two_overlapping_memory_runs_write_each_point_exactly_once(lore: L
     )
     await log_turn(lore, alice, "Too old to be read", "Old.", now - timedelta(hours=5))
 
-    first = await lore.bot.build_memory(now - timedelta(minutes=30))
-    second = await lore.bot.build_memory(now)
+    first = await lore.bot.maintenance.build_memory(now - timedelta(minutes=30))
+    second = await lore.bot.maintenance.build_memory(now)
 
     index = memory_index(lore)
     expected = {memory_point_id(t) for t in (early, middle, late, refused)}
@@ -139,7 +139,7 @@ async def test_memory_day_is_the_members_local_day(lore: Lore) -> None:
     _, alice = await member(lore, "alice", "Pacific/Auckland")  # UTC+13 in late November
     at = datetime(2026, 11, 28, 20, 30, tzinfo=UTC)  # Sunday 29 November, 09:30 in Auckland
     turn_id = await log_turn(lore, alice, "Where is the bike shed?", "Behind building B.", at)
-    await lore.bot.build_memory(at + timedelta(minutes=5))
+    await lore.bot.maintenance.build_memory(at + timedelta(minutes=5))
     dense = await lore.embedder.embed_query("bike shed")
     index = memory_index(lore)
     on_29th = await index.search_memory(
@@ -175,11 +175,11 @@ async def test_what_did_i_ask_yesterday_quotes_only_yesterdays_own_exchanges(lor
     await log_turn(lore, carol, "Where can I park my bike?", "In the shed.", afternoon)
     await log_turn(lore, alice, "Who waters the plants?", "Sam does.", local_day(2, 11))
     for day_back, hour in ((2, 12), (1, 13), (1, 16)):  # the job, as it ran on those days
-        await lore.bot.build_memory(local_day(day_back, hour))
+        await lore.bot.maintenance.build_memory(local_day(day_back, hour))
     today = await log_turn(
         lore, alice, "How do I book a room?", "Use the calendar.", datetime.now(UTC)
     )
-    await lore.bot.build_memory(datetime.now(UTC))
+    await lore.bot.maintenance.build_memory(datetime.now(UTC))
 
     turn = await ask(lore.bot, alice_chat, "What did I ask you yesterday?")
 
@@ -210,7 +210,7 @@ async def test_search_memory_never_returns_another_members_turns(lore: Lore) -> 
             question = f"How do I reset the printer on floor {number}?"
             moment = now - timedelta(minutes=60 - number)
             own[name].add(await log_turn(lore, user_id, question, "Hold the button.", moment))
-    await lore.bot.build_memory(now)
+    await lore.bot.maintenance.build_memory(now)
     index = memory_index(lore)
     dense = await lore.embedder.embed_query("reset the printer")
     for name, user_id in members.items():
@@ -223,7 +223,7 @@ async def test_search_memory_never_returns_another_members_turns(lore: Lore) -> 
 async def test_group_chats_do_not_offer_search_memory(lore: Lore) -> None:
     alice_chat, alice = await member(lore, "alice")
     await log_turn(lore, alice, "Where can I park?", "Behind the building.", datetime.now(UTC))
-    await lore.bot.build_memory(datetime.now(UTC))
+    await lore.bot.maintenance.build_memory(datetime.now(UTC))
     group = TurnInput("t", alice, "member", "telegram", "room", True, "hi", "UTC", "")
     private = TurnInput("t", alice, "member", "telegram", "alice", False, "hi", "UTC", "")
     assert "search_memory" not in {tool.name for tool in offered_tools(group)}
@@ -242,13 +242,13 @@ async def test_forget_removes_memory_points_for_good(lore: Lore) -> None:
     now = datetime.now(UTC)
     await log_turn(lore, alice, "Where is the bike shed?", "Behind B.", now - timedelta(minutes=5))
     await log_turn(lore, bob, "Who orders toner?", "Facilities.", now - timedelta(minutes=5))
-    await lore.bot.build_memory(now)
+    await lore.bot.maintenance.build_memory(now)
     index = memory_index(lore)
     assert (await index.count(alice), await index.count(bob)) == (1, 1)
 
     await lore.bot.forget(alice_chat)
     after_forget = (await index.count(alice), await index.count(bob))
-    await lore.bot.build_memory(now)  # the next run must not bring it back
+    await lore.bot.maintenance.build_memory(now)  # the next run must not bring it back
 
     assert after_forget == (0, 1)
     assert (await index.count(alice), await index.count(bob)) == (0, 1)
@@ -257,7 +257,7 @@ async def test_forget_removes_memory_points_for_good(lore: Lore) -> None:
 async def test_an_ambiguous_date_gets_a_question_back(lore: Lore) -> None:
     alice_chat, alice = await member(lore, "alice", "Europe/Berlin")
     await log_turn(lore, alice, "Where can I park?", "Behind the building.", local_day(7, 12))
-    await lore.bot.build_memory(local_day(7, 13))
+    await lore.bot.maintenance.build_memory(local_day(7, 13))
     weekday = f"{datetime.now(UTC).astimezone(BERLIN):%A}"  # today, or a week ago?
 
     same_weekday = await ask(lore.bot, alice_chat, f"What did I ask you on {weekday}?")
@@ -273,7 +273,7 @@ async def test_an_ambiguous_date_gets_a_question_back(lore: Lore) -> None:
 
 async def test_nothing_remembered_is_a_refusal_but_not_an_unanswered_question(lore: Lore) -> None:
     alice_chat, _ = await member(lore, "alice")
-    await lore.bot.build_memory(datetime.now(UTC))
+    await lore.bot.maintenance.build_memory(datetime.now(UTC))
 
     turn = await ask(lore.bot, alice_chat, "What did I ask you yesterday?")
 
@@ -293,7 +293,7 @@ async def test_invariant_5_memory_citations_name_the_members_own_turns(
         alice_chat, alice = await member(core, "alice")
         moment = datetime.now(UTC) - timedelta(minutes=5)
         parking = await log_turn(core, alice, "Where can I park?", "Behind the building.", moment)
-        await core.bot.build_memory(datetime.now(UTC))
+        await core.bot.maintenance.build_memory(datetime.now(UTC))
         today = f"{datetime.now(UTC):%Y-%m-%d}"
         arguments = {"query": "parking", "day_from": today, "day_to": None}
         fake_openai.enqueue_tool_call("search_memory", json.dumps(arguments))

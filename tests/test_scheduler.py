@@ -77,7 +77,7 @@ async def test_the_digest_job_sends_what_is_due_at_the_injected_time(lore: Lore)
 
 async def test_the_reindex_job_runs_the_repair(lore: Lore) -> None:
     assert await run_job(lore.bot, job("reindex"), lambda: LATER)
-    stats = await lore.bot.stats()
+    stats = await lore.bot.maintenance.stats()
     assert stats.pending_chunks == 0
 
 

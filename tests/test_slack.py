@@ -292,7 +292,7 @@ async def test_an_owner_chooses_shared_for_a_link_with_buttons(
         )
         assert saved.params["ts"] == question.ts  # the question became the status
         assert "shared knowledge" in saved.text
-        stats = await run.lore.bot.stats()
+        stats = await run.lore.bot.maintenance.stats()
     assert stats.shared_documents == 1
 
 
@@ -411,7 +411,9 @@ async def test_digest_arrives_once_in_the_direct_message_with_its_ts(
         await fake.wait_for_call(lambda c: "at 07:30 (Europe/Berlin)" in c.text)
         tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
         due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
-        assert (await run.lore.bot.send_due_digests(due)).sent == 1
-        assert (await run.lore.bot.send_due_digests(due + timedelta(minutes=1))).sent == 0
+        assert (await run.lore.bot.maintenance.send_due_digests(due)).sent == 1
+        assert (
+            await run.lore.bot.maintenance.send_due_digests(due + timedelta(minutes=1))
+        ).sent == 0
     [digest] = [c for c in in_dm(fake, ALICE) if "Good morning" in c.text]
     assert digest.text.startswith("*Good morning, Alice!")

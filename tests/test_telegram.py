@@ -554,8 +554,8 @@ async def test_digest_command_schedules_a_digest_that_arrives_once_with_its_mess
         alice = await _member(lore, ALICE)
         tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
         due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
-        assert (await lore.bot.send_due_digests(due)).sent == 1
-        assert (await lore.bot.send_due_digests(due + timedelta(minutes=1))).sent == 0
+        assert (await lore.bot.maintenance.send_due_digests(due)).sent == 1
+        assert (await lore.bot.maintenance.send_due_digests(due + timedelta(minutes=1))).sent == 0
         [digest] = replies(fake, ALICE.id, "Good morning")
         assert digest.text.startswith("<b>Good morning, Alice!")
         [delivery] = await DigestRepository(lore.database).deliveries(alice.id)

@@ -157,7 +157,7 @@ def requests_to(server: ScriptedServer, prefix: str) -> list[SeenRequest]:
 
 
 async def shared_counts(lore: Lore) -> tuple[int, int]:
-    stats = await lore.bot.stats()
+    stats = await lore.bot.maintenance.stats()
     return stats.shared_documents, stats.chunks
 
 
@@ -169,7 +169,7 @@ async def test_a_feed_is_ingested_once_and_a_304_costs_no_reingest(
     assert added.source.kind is SourceKind.FEED
     assert added.entries == 2
 
-    first = await lore.bot.scan_watched_sources(T0)
+    first = await lore.bot.maintenance.scan_watched_sources(T0)
     assert first.saved == 2
     after_first = await shared_counts(lore)
     assert after_first[0] == 2
@@ -178,7 +178,7 @@ async def test_a_feed_is_ingested_once_and_a_304_costs_no_reingest(
     posts_fetched = len(requests_to(server, "/posts/"))
     assert posts_fetched == 2
 
-    second = await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
+    second = await lore.bot.maintenance.scan_watched_sources(T0 + 2 * HOUR)
     assert second.sources[0].status is CheckStatus.NOT_MODIFIED
     feed_requests = requests_to(server, "/feed.xml")
     assert feed_requests[-1].headers["if-none-match"] == _etag(Site().feed(server.url("")))
@@ -191,10 +191,10 @@ async def test_without_etags_entries_seen_before_are_skipped_by_key(
 ) -> None:
     site.etags = False
     await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
-    assert (await lore.bot.scan_watched_sources(T0)).saved == 2
+    assert (await lore.bot.maintenance.scan_watched_sources(T0)).saved == 2
     counts = await shared_counts(lore)
 
-    second = await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
+    second = await lore.bot.maintenance.scan_watched_sources(T0 + 2 * HOUR)
     assert second.sources[0].status is CheckStatus.OK
     assert second.saved == 0
     assert await shared_counts(lore) == counts
@@ -203,9 +203,9 @@ async def test_without_etags_entries_seen_before_are_skipped_by_key(
 
 async def test_a_source_not_due_is_not_fetched(lore: Lore, server: ScriptedServer) -> None:
     await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
-    await lore.bot.scan_watched_sources(T0)
+    await lore.bot.maintenance.scan_watched_sources(T0)
     before = len(server.requests)
-    report = await lore.bot.scan_watched_sources(T0 + timedelta(minutes=30))
+    report = await lore.bot.maintenance.scan_watched_sources(T0 + timedelta(minutes=30))
     assert report.sources == ()
     assert len(server.requests) == before
 
@@ -214,11 +214,11 @@ async def test_a_new_entry_is_ingested_on_the_next_scan_and_full_text_is_not_fet
     lore: Lore, site: Site, server: ScriptedServer
 ) -> None:
     await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
-    await lore.bot.scan_watched_sources(T0)
+    await lore.bot.maintenance.scan_watched_sources(T0)
     site.feed_items.insert(0, "/posts/basil")
     site.full_text_item = True
 
-    report = await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
+    report = await lore.bot.maintenance.scan_watched_sources(T0 + 2 * HOUR)
     assert report.saved == 2
     assert (await shared_counts(lore))[0] == 4
     assert [seen.path for seen in requests_to(server, "/posts/")] == [
@@ -237,9 +237,9 @@ async def test_entries_over_the_per_scan_cap_wait_for_the_next_scan(
     settings = make_settings(watch_host_pacing_seconds=0, watch_max_entries_per_scan=1)
     async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
         await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
-        first = await lore.bot.scan_watched_sources(T0)
+        first = await lore.bot.maintenance.scan_watched_sources(T0)
         assert (first.saved, first.sources[0].left) == (1, 1)
-        second = await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
+        second = await lore.bot.maintenance.scan_watched_sources(T0 + 2 * HOUR)
         assert second.saved == 1
         assert "if-none-match" not in requests_to(server, "/feed.xml")[-1].headers
         assert (await shared_counts(lore))[0] == 2
@@ -250,20 +250,20 @@ async def test_a_page_source_is_ingested_updated_when_changed_and_skipped_on_304
 ) -> None:
     added = await lore.bot.watch(LOCAL_OWNER, server.url("/library"))
     assert added.source.kind is SourceKind.PAGE
-    assert (await lore.bot.scan_watched_sources(T0)).saved == 1
+    assert (await lore.bot.maintenance.scan_watched_sources(T0)).saved == 1
     hits = await lore.bot.search(LOCAL_OWNER, "when does the library open", private=False)
     assert hits[0].passage.source_ref == server.url("/library")
     assert "nine" in hits[0].passage.text
 
     site.page_text = "The library opens at ten and closes at six on weekdays."
-    changed = await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
+    changed = await lore.bot.maintenance.scan_watched_sources(T0 + 2 * HOUR)
     assert changed.saved == 1
     assert (await shared_counts(lore))[0] == 1  # updated in place, not a second document
     hits = await lore.bot.search(LOCAL_OWNER, "when does the library open", private=False)
     assert "ten" in hits[0].passage.text
 
     page_requests = len(requests_to(server, "/library"))
-    unchanged = await lore.bot.scan_watched_sources(T0 + 4 * HOUR)
+    unchanged = await lore.bot.maintenance.scan_watched_sources(T0 + 4 * HOUR)
     assert unchanged.sources[0].status is CheckStatus.NOT_MODIFIED
     assert len(requests_to(server, "/library")) == page_requests + 1
     [source] = await lore.bot.watches(LOCAL_OWNER)
@@ -316,17 +316,19 @@ async def test_retry_after_pushes_the_next_check(
     status = "503 Service Unavailable" if http_date else "429 Too Many Requests"
     site.feed_answer = (status, {"Retry-After": retry_after})
 
-    report = await lore.bot.scan_watched_sources(T0)
+    report = await lore.bot.maintenance.scan_watched_sources(T0)
     assert report.sources[0].status is CheckStatus.RETRY_LATER
     [source] = await lore.bot.watches(LOCAL_OWNER)
     assert source.next_check_at == later
     assert (source.failures, source.last_status) == (1, CheckStatus.RETRY_LATER)
 
     before = len(server.requests)
-    assert (await lore.bot.scan_watched_sources(later - timedelta(minutes=1))).sources == ()
+    assert (
+        await lore.bot.maintenance.scan_watched_sources(later - timedelta(minutes=1))
+    ).sources == ()
     assert len(server.requests) == before
     site.feed_answer = None
-    assert (await lore.bot.scan_watched_sources(later)).saved == 2
+    assert (await lore.bot.maintenance.scan_watched_sources(later)).saved == 2
 
 
 async def test_a_malformed_feed_does_not_crash_the_scan_and_backs_off(
@@ -336,7 +338,7 @@ async def test_a_malformed_feed_does_not_crash_the_scan_and_backs_off(
     await lore.bot.watch(LOCAL_OWNER, server.url("/library"))
     site.raw_feed = b'<?xml version="1.0"?><rss><channel><item><title>Broken'
 
-    report = await lore.bot.scan_watched_sources(T0)
+    report = await lore.bot.maintenance.scan_watched_sources(T0)
     by_url = {scan.url: scan for scan in report.sources}
     broken = by_url[server.url("/feed.xml")]
     assert broken.status is CheckStatus.FAILED
@@ -345,7 +347,7 @@ async def test_a_malformed_feed_does_not_crash_the_scan_and_backs_off(
 
     feed = next(s for s in await lore.bot.watches(LOCAL_OWNER) if s.kind is SourceKind.FEED)
     assert (feed.failures, feed.next_check_at) == (1, T0 + 2 * HOUR)
-    await lore.bot.scan_watched_sources(T0 + 2 * HOUR)
+    await lore.bot.maintenance.scan_watched_sources(T0 + 2 * HOUR)
     feed = next(s for s in await lore.bot.watches(LOCAL_OWNER) if s.kind is SourceKind.FEED)
     assert (feed.failures, feed.next_check_at) == (2, T0 + 2 * HOUR + 4 * HOUR)
 
@@ -458,7 +460,7 @@ async def test_telegram_watch_commands_are_for_owners(
         await fake.wait_until_call(
             lambda c: c.chat_id == OWNER.id and "Watching the feed 'Garden blog'" in c.text
         )
-        await lore.bot.scan_watched_sources(T0)
+        await lore.bot.maintenance.scan_watched_sources(T0)
         await send(fake, OWNER, "/watches")
         listed = await fake.wait_until_call(lambda c: "Watched sources" in c.text)
         assert "Garden blog" in listed.text

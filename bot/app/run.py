@@ -48,7 +48,7 @@ async def run_edges(
                 loop.add_signal_handler(signal_number, stop.set)
                 stack.callback(loop.remove_signal_handler, signal_number)
         running = [await stack.enter_async_context(edge.running(lore.bot)) for edge in edges]
-        recovered = await lore.bot.recover_approvals()
+        recovered = await lore.bot.maintenance.recover_approvals()
         if recovered:
             logger.info("Recovered %d waiting approval requests", recovered)
         if with_scheduler:

@@ -20,14 +20,19 @@ from enum import StrEnum
 from pathlib import PurePath
 from typing import Any
 
-import docx
 import pypdf
 import trafilatura
 from docx.opc.exceptions import PackageNotFoundError
-from docx.text.paragraph import Paragraph
 from pypdf.errors import DependencyError, FileNotDecryptedError, PyPdfError
 
 from graphs.ingest.chunking import iter_headings
+from graphs.ingest.docx_reading import (
+    DOCX_BROKEN,
+    check_archive,
+    join_blocks,
+    megabytes,
+    read_docx,
+)
 from graphs.ingest.errors import (
     DecompressionBombError,
     EmptyDocumentError,
@@ -79,13 +84,9 @@ _SNIFF_BYTES = 1024
 _TITLE_MAX = 120
 _SHORT_PAGE_CHARS = 200  # below this, trafilatura's choice is checked against the page body
 _UNTITLED = "Untitled"
-_MAX_ZIP_MEMBERS = 10_000
-_MAX_COMPRESSION_RATIO = 200
-_RATIO_CHECK_FLOOR = 1 << 20  # members smaller than this may compress as well as they like
 
 _TRAILING_SPACE = re.compile(r"[^\S\n]+$", re.MULTILINE)
 _BLANK_RUN = re.compile(r"\n{3,}")
-_HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 
 _EMPTY_TEXT = "This file is empty: there is no text in it to save."
 _EMPTY_HTML = "This page has no readable text, so there is nothing to save."
@@ -95,7 +96,6 @@ _PDF_LOCKED = (
     "This PDF is password-protected, so Lore cannot open it; please send an unlocked copy."
 )
 _PDF_BROKEN = "This PDF could not be read; it may be damaged or not really a PDF."
-_DOCX_BROKEN = "This Word document could not be read; it may be damaged or not really a .docx."
 
 # Parsers raise far more than their own error classes on malformed files
 # (SyntaxError covers lxml's XMLSyntaxError).
@@ -309,7 +309,7 @@ def _read_pdf(data: bytes, max_bytes: int) -> tuple[str | None, list[str]]:
         total += len(page_text)
         if total > max_bytes:
             raise DecompressionBombError(
-                f"This PDF holds more than {_megabytes(max_bytes)} of text, "
+                f"This PDF holds more than {megabytes(max_bytes)} of text, "
                 "more than Lore accepts for one document."
             )
         pages.append(page_text)
@@ -320,107 +320,13 @@ def _read_pdf(data: bytes, max_bytes: int) -> tuple[str | None, list[str]]:
 # --- DOCX ------------------------------------------------------------------------------
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
-
-
 def _extract_docx(data: bytes, filename: str | None, max_bytes: int) -> ExtractedText:
-    _check_archive(data, max_bytes)
+    check_archive(data, max_bytes)
     try:
-        core_title, blocks = _read_docx(data)
+        core_title, blocks = read_docx(data)
     except _DOCX_ERRORS as exc:
-        raise UnsupportedSourceError(_DOCX_BROKEN) from exc
-    text = _clean(_join_blocks(blocks), _EMPTY_DOCX)
+        raise UnsupportedSourceError(DOCX_BROKEN) from exc
+    text = _clean(join_blocks(blocks), _EMPTY_DOCX)
     first_heading = next((h.title for h in iter_headings(text)), None)
     title = _pick_title((core_title, first_heading), text, filename)
     return ExtractedText(title=title, text=text, is_markdown=True)
-
-
-def _check_archive(data: bytes, max_bytes: int) -> None:
-    """Refuse a zip whose declared contents exceed `max_bytes` or compress absurdly well.
-
-    `zipfile` stops reading a member at its declared size, so checking the declared
-    sizes before parsing bounds what python-docx can ever decompress.
-    """
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        raise UnsupportedSourceError(_DOCX_BROKEN) from exc
-    if len(members) > _MAX_ZIP_MEMBERS:
-        raise DecompressionBombError(
-            f"This Word document holds {len(members)} files inside; Lore will not unpack it."
-        )
-    declared = sum(member.file_size for member in members)
-    if declared > max_bytes:
-        raise DecompressionBombError(
-            f"This Word document would expand to {_megabytes(declared)}, more than the "
-            f"{_megabytes(max_bytes)} Lore accepts."
-        )
-    for member in members:
-        ratio_limit = _MAX_COMPRESSION_RATIO * max(member.compress_size, 1)
-        if member.file_size > _RATIO_CHECK_FLOOR and member.file_size > ratio_limit:
-            raise DecompressionBombError(
-                "This Word document is compressed suspiciously well (it looks like a zip "
-                "bomb); Lore will not unpack it."
-            )
-
-
-def _read_docx(data: bytes) -> tuple[str | None, list[tuple[bool, str]]]:
-    """Return the core-properties title and `(is_list_item, markdown)` blocks in body order."""
-    document = docx.Document(io.BytesIO(data))
-    blocks: list[tuple[bool, str]] = []
-    for item in document.iter_inner_content():
-        if isinstance(item, Paragraph):
-            block = _paragraph_markdown(item)
-        else:
-            block = (False, _table_text(item))
-        if block is not None and block[1]:
-            blocks.append(block)
-    return document.core_properties.title, blocks
-
-
-def _paragraph_markdown(paragraph: Any) -> tuple[bool, str] | None:
-    text = str(paragraph.text).strip()
-    if not text:
-        return None
-    style = paragraph.style
-    style_name = str(style.name or "") if style is not None else ""
-    level = _heading_level(style_name)
-    if level:
-        return False, "#" * level + " " + " ".join(text.split())
-    properties = paragraph._p.pPr
-    if style_name.lower().startswith("list") or (
-        properties is not None and properties.numPr is not None
-    ):
-        return True, "- " + text
-    return False, "\\" + text if text.startswith("#") else text
-
-
-def _heading_level(style_name: str) -> int:
-    if style_name.strip().lower() == "title":
-        return 1
-    match = _HEADING_STYLE.fullmatch(style_name.strip())
-    return min(int(match.group(1)), 6) if match else 0
-
-
-def _table_text(table: Any) -> str:
-    """One line per row, cells separated by ' | ' (merged cells appear once)."""
-    rows: list[str] = []
-    for row in table.rows:
-        unique = {id(cell._tc): cell for cell in row.cells}.values()
-        if any(cells := [" ".join(str(cell.text).split()) for cell in unique]):
-            rows.append(" | ".join(cells))
-    return "\n".join(rows)
-
-
-def _join_blocks(blocks: list[tuple[bool, str]]) -> str:
-    """Blank lines between blocks; consecutive list items stay on adjacent lines."""
-    parts: list[str] = []
-    previous_is_item = False
-    for is_item, block in blocks:
-        if parts:
-            parts.append("\n" if is_item and previous_is_item else "\n\n")
-        parts.append(block)
-        previous_is_item = is_item
-    return "".join(parts)

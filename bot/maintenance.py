@@ -1,0 +1,69 @@
+"""The jobs the process itself runs, with no person behind them: the scheduler's jobs
+(approval expiry, digests, watched sources, memory, repair, housekeeping), start-up work
+(approval recovery, the operator's sample folder) and the counts `lore stats` prints. No
+method takes an identity, so none is offered to a chat edge."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from bot.digests import DigestRun
+from bot.memory import MemoryReport
+from bot.reports import Stats
+from bot.sources import Source
+from bot.watching import ScanReport
+from graphs.ingest.repair import RepairReport, repair_index
+from graphs.ingest.state import IngestResult
+
+if TYPE_CHECKING:
+    from bot.service import BotParts
+
+__all__ = ["Maintenance"]
+
+
+class Maintenance:
+    """The process acting on its own."""
+
+    def __init__(self, parts: BotParts) -> None:
+        self._parts = parts
+
+    async def stats(self) -> Stats:
+        """Counts across SQLite and Qdrant (aggregates only: `lore stats`, start-up)."""
+        return await self._parts.reports.stats()
+
+    async def housekeeping(self, now: datetime) -> int:
+        """Forget counted attempts older than any limit's window; how many."""
+        return await self._parts.limits.prune(now)
+
+    async def recover_approvals(self) -> int:
+        """At start: open the waiting thread of every request whose wait never began."""
+        return await self._parts.approvals.recover()
+
+    async def expire_approvals(self, now: datetime | None = None) -> list[str]:
+        """Auto-reject requests overdue at `now` (default: the clock); requester and owners are
+        told. The ids of the expired requests."""
+        expired = await self._parts.approvals.expire(now or self._parts.clock())
+        return [approval.id for approval in expired]
+
+    async def send_due_digests(self, now: datetime) -> DigestRun:
+        """Send every digest due at `now`."""
+        return await self._parts.digests.send_due(now)
+
+    async def scan_watched_sources(self, now: datetime) -> ScanReport:
+        """Take what is new from every due watched source."""
+        return await self._parts.watching.scan(now)
+
+    async def build_memory(self, now: datetime) -> MemoryReport:
+        """Embed the recent answered exchanges into conversation memory (idempotent)."""
+        return await self._parts.memory.build(now)
+
+    async def load_shared(self, source: Source) -> IngestResult:
+        """Start-up: the operator's sample folder (SAMPLE_DOCS_DIR) into the shared knowledge."""
+        return await self._parts.knowledge.ingest_shared(source)
+
+    async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
+        """Re-embed pending chunks and remove orphans (the self-repair job)."""
+        return await repair_index(
+            self._parts.ingest_context, folder_min_age_seconds=folder_min_age_seconds
+        )
