@@ -43,6 +43,7 @@ def test_the_makefile_says_what_it_installs_before_each_step() -> None:
             before = lines[index - 2]
         assert before.startswith('echo "==> '), f"no progress line before: {lines[index]}"
     assert any("--require-hashes" in lines[i] for i in installs)
+    assert "-c constraints.txt" in lines[installs[-1]]  # what runs is what constraints.txt pins
 
 
 def test_make_run_and_only_make_run_sets_the_sample_docs() -> None:
