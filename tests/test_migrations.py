@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
 
 import aiosqlite
@@ -12,6 +13,7 @@ from storage.database import Database
 from storage.documents import Collection, DocumentRepository
 from storage.ids import PointId
 from storage.migrations import MIGRATIONS, Migration, apply_migrations, schema_version
+from storage.processed_events import ProcessedEvents
 
 
 async def _insert_v1_documents(path: Path) -> None:
@@ -121,3 +123,29 @@ async def test_invariant_7_chunk_injection_scores_start_unknown_and_are_found_fo
         await repository.set_injection_scores([(PointId("p1"), 0.5)])
         assert await repository.unscored_chunks(10) == []
         assert await database.fetch_value("SELECT injection_score FROM chunks") == 0.5
+
+
+async def test_invariant_7_telegram_update_ids_move_into_the_ledger_of_every_edge(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "lore.sqlite3"
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        assert await apply_migrations(db, MIGRATIONS[:7]) == 7
+        await db.execute(
+            "INSERT INTO telegram_updates (update_id, received_at, handled_at) VALUES"
+            " (41, '2026-01-01T00:00:00+00:00', '2026-01-01T00:00:01+00:00'),"
+            " (42, '2026-01-01T00:00:02+00:00', NULL)"
+        )
+
+    async with Database(path) as database:
+        tables = await database.fetch_all(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'telegram_updates'"
+        )
+        assert tables == []
+        telegram = ProcessedEvents(database, "telegram")
+        now = datetime(2026, 1, 1, 1, tzinfo=UTC)
+        # An update handled before the upgrade is not answered again after it; one that
+        # arrived but was never finished is handled (again); another edge's ids are its own.
+        assert await telegram.begin("41", now) is False
+        assert await telegram.begin("42", now) is True
+        assert await ProcessedEvents(database, "slack").begin("41", now) is True
