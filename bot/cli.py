@@ -17,6 +17,7 @@ from tqdm import tqdm
 from bot.app import Lore, open_lore
 from bot.app.edges import EDGE_SETTINGS, mcp_stdio_edge, platform_edges, terminal_edge
 from bot.app.run import run_edges
+from bot.cli_errors import reported_errors, run_program, set_debug
 from bot.errors import IngestRefusedError, LoreError
 from bot.events import Identity
 from bot.ingest_requests import files_under, looks_like_url
@@ -25,7 +26,7 @@ from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
 from bot.replies import plain_text
 from bot.service import Bot
-from bot.settings import Settings, SettingsError, load_settings
+from bot.settings import Settings, load_settings
 from bot.sources import Source, saved_message
 from graphs.ingest.state import IngestResult, chunks_text
 from graphs.retrieval import RetrievedPassage
@@ -51,25 +52,20 @@ def _configure_logging(settings: Settings) -> None:
 
 
 def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
-    """Open the core, run one piece of work, close; user-facing errors end the command politely.
+    """Open the core, run one piece of work, close; a failure ends the command with one line
+    on stderr (see `bot.cli_errors`).
 
     `operator`: the person at the terminal acts as an owner (maintenance commands)."""
-    try:
+    with reported_errors():
         settings = load_settings()
-    except SettingsError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
     _configure_logging(settings)
 
     async def go() -> T:
         async with open_lore(settings, operator=operator) as lore:
             return await work(lore)
 
-    try:
+    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
         return asyncio.run(go())
-    except LoreError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(1) from None
 
 
 async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
@@ -312,6 +308,16 @@ def eval_suites(
         raise typer.Exit(1)
 
 
+@app.callback()
+def options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help="Show the full traceback when a command fails.")
+    ] = False,
+) -> None:
+    """Options for every command."""
+    set_debug(debug)
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point: whatever a command did not handle is still one line."""
+    run_program(app)

@@ -11,6 +11,7 @@ __all__ = [
     "NOT_INVITED",
     "ChoiceExpiredError",
     "DigestError",
+    "EdgeStartError",
     "IngestRefusedError",
     "LinkRefusedError",
     "LookupFailedError",
@@ -119,3 +120,9 @@ class StoreBusyError(LoreError):
 
 class StartupError(LoreError):
     """Lore cannot start: a model package is missing, the vector store or database is unusable."""
+
+
+class EdgeStartError(LoreError):
+    """A chat edge (Telegram, Slack, Discord, MCP) did not start: its token was refused, its
+    API is unreachable or its port is taken. The message names the edge and the setting to
+    change, never a secret's value."""

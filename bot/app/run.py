@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 
 from bot.app.core import Lore
+from bot.app.edge_failures import edge_start_error
 from bot.edge import Edge, RunningEdge
 from scheduler.runner import Scheduler
 
@@ -31,6 +32,15 @@ async def _first_finished(running: Sequence[RunningEdge], stop: asyncio.Event) -
         await asyncio.gather(*waits, return_exceptions=True)
 
 
+async def _started(stack: AsyncExitStack, lore: Lore, edge: Edge) -> RunningEdge:
+    """Enter one edge on `stack`; a failure to start becomes an `EdgeStartError` naming the
+    edge and the setting to change (the stack stops the edges already started)."""
+    try:
+        return await stack.enter_async_context(edge.running(lore.bot))
+    except Exception as exc:
+        raise edge_start_error(lore.settings, edge.platform, exc) from exc
+
+
 async def run_edges(
     lore: Lore,
     edges: Sequence[Edge],
@@ -47,7 +57,7 @@ async def run_edges(
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal_number, stop.set)
                 stack.callback(loop.remove_signal_handler, signal_number)
-        running = [await stack.enter_async_context(edge.running(lore.bot)) for edge in edges]
+        running = [await _started(stack, lore, edge) for edge in edges]
         recovered = await lore.bot.maintenance.recover_approvals()
         if recovered:
             logger.info("Recovered %d waiting approval requests", recovered)
