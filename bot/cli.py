@@ -256,14 +256,24 @@ def mcp_token(
 @app.command("eval")
 def eval_suites(
     suite: Annotated[
-        str, typer.Option(help="tool_selection, task_completion, guards or all.")
+        str, typer.Option(help="tool_selection, task_completion, guards, benign or all.")
     ] = "all",
+    cases: Annotated[
+        Path | None,
+        typer.Option(help="A JSON file of cases to run instead of the suite's own (one suite)."),
+    ] = None,
 ) -> None:
-    """Run the evaluation suites against the configured model; exit 1 if a gate fails."""
-    from evals.runner import (  # noqa: PLC0415 - only this command needs the suites
+    """Run the evaluation suites in a throw-away data directory; exit 1 if a gate fails.
+
+    The run never touches DATA_DIR: it loads its own fixture knowledge into a temporary
+    directory, uses the configured model (LLM_*), and removes the directory afterwards."""
+    from evals.hermetic import hermetic_lore  # noqa: PLC0415 - only this command needs them
+    from evals.runner import (  # noqa: PLC0415
         SUITES,
         CaseResult,
+        EvalSetupError,
         case_report,
+        load_cases_file,
         load_suite,
         run_suite,
         suite_report,
@@ -273,38 +283,46 @@ def eval_suites(
 
     names = SUITES if suite == "all" else (suite,)
     try:
-        suites = {name: load_suite(name) for name in names}
-    except LoreError as exc:
+        if cases is not None and suite == "all":
+            raise EvalSetupError("--cases runs one suite: name it with --suite.")
+        suites = {
+            name: load_suite(name) if cases is None else load_cases_file(name, cases)
+            for name in names
+        }
+        operator = load_settings()
+    except (LoreError, SettingsError) as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(2) from None
+    _configure_logging(operator)
+    provider = operator.llm_model if operator.llm_base_url else MODEL_NAME
 
-    async def work(lore: Lore) -> bool:
-        settings = lore.settings
-        if (await lore.bot.maintenance.stats()).shared_documents == 0:
-            docs = settings.sample_docs_dir or Path("docs")
-            typer.echo(f"The shared knowledge is empty; loading {docs} first.")
-            await ingest_folder(lore.bot.maintenance.load_shared, docs, shared=True, quiet=True)
-        provider = settings.llm_model if settings.llm_base_url else MODEL_NAME
+    async def work() -> bool:
         passed = True
-        for name, cases in suites.items():
+        async with hermetic_lore(operator) as lore:
+            for name, suite_cases in suites.items():
 
-            def show(case: CaseResult, suite_name: str = name) -> None:
-                typer.echo(case_report(suite_name, case))
+                def show(case: CaseResult, suite_name: str = name) -> None:
+                    typer.echo(case_report(suite_name, case))
 
-            result = await run_suite(
-                lore.bot,
-                name,
-                cases,
-                provider_name=provider,
-                repository=EvalRepository(lore.database),
-                owner=LOCAL_OWNER,
-                on_case=show,
-            )
-            typer.echo(suite_report(result, provider))
-            passed = passed and result.passed_gate
+                result = await run_suite(
+                    lore.bot,
+                    name,
+                    suite_cases,
+                    provider_name=provider,
+                    repository=EvalRepository(lore.database),
+                    owner=LOCAL_OWNER,
+                    on_case=show,
+                )
+                typer.echo(suite_report(result, provider))
+                passed = passed and result.passed_gate
         return passed
 
-    if not _run(work):
+    try:
+        all_passed = asyncio.run(work())
+    except LoreError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+    if not all_passed:
         raise typer.Exit(1)
 
 

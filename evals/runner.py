@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
+from pathlib import Path
 from typing import Final
 
 from pydantic import TypeAdapter, ValidationError
@@ -35,6 +36,7 @@ __all__ = [
     "EvalSetupError",
     "SuiteResult",
     "case_report",
+    "load_cases_file",
     "load_suite",
     "run_suite",
     "suite_report",
@@ -89,19 +91,39 @@ class SuiteResult:
         return self.total > 0 and self.score >= self.gate
 
 
-def load_suite(name: str) -> tuple[Case, ...]:
-    """The cases of a suite from `evals/cases/<name>.json` (checked, ids unique)."""
-    if name not in SUITES:
-        raise EvalSetupError(f"Unknown suite {name!r}; choose one of {', '.join(SUITES)}.")
-    raw = resources.files("evals").joinpath("cases", f"{name}.json").read_text("utf-8")
+def _checked(raw: str, origin: str) -> tuple[Case, ...]:
     try:
         cases = _CASES.validate_python(json.loads(raw))
     except (ValueError, ValidationError) as exc:
-        raise EvalSetupError(f"The {name} cases are malformed: {exc}") from exc
+        raise EvalSetupError(f"The {origin} cases are malformed: {exc}") from exc
     ids = [case.id for case in cases]
     if len(set(ids)) != len(ids):
-        raise EvalSetupError(f"The {name} cases repeat an id.")
+        raise EvalSetupError(f"The {origin} cases repeat an id.")
+    if not cases:
+        raise EvalSetupError(f"The {origin} cases are empty.")
     return cases
+
+
+def _known(name: str) -> None:
+    if name not in SUITES:
+        raise EvalSetupError(f"Unknown suite {name!r}; choose one of {', '.join(SUITES)}.")
+
+
+def load_suite(name: str) -> tuple[Case, ...]:
+    """The cases of a suite from `evals/cases/<name>.json` (checked, ids unique)."""
+    _known(name)
+    raw = resources.files("evals").joinpath("cases", f"{name}.json").read_text("utf-8")
+    return _checked(raw, name)
+
+
+def load_cases_file(name: str, path: Path) -> tuple[Case, ...]:
+    """Cases of your own from a JSON file, run as suite `name` (judged by its gate)."""
+    _known(name)
+    try:
+        raw = path.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise EvalSetupError(f"Cannot read the cases file {path}: {exc}") from exc
+    return _checked(raw, str(path))
 
 
 async def _case_user(bot: Bot, suite: str, case: Case, owner: Identity) -> Identity:

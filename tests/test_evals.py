@@ -1,16 +1,19 @@
-"""The eval suites: both pass their gates with the offline model on docs/, runs are stored, the
-judge enforces its rules, and `lore eval` reports and exits by the gates."""
+"""The eval suites: each passes its gate with the offline model on the fixture knowledge, runs
+are stored, the judge enforces its rules, and `lore eval` runs hermetically (DATA_DIR untouched)
+and exits by the gates (0 passed, 1 a gate failed, 2 a usage error)."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from bot.app import open_lore
-from bot.cli import ingest_folder
+from bot.cli import app
 from bot.events import (
     AnswerDelta,
     ApprovalPending,
@@ -20,6 +23,10 @@ from bot.events import (
     TurnDone,
     TurnEvent,
 )
+from bot.people import LOCAL_OWNER
+from bot.settings import Settings
+from bot.sources import Source
+from evals.hermetic import hermetic_lore, hermetic_settings
 from evals.runner import GATES, SUITES, load_suite, run_suite
 from evals.scoring import Case, judge, observe
 from graphs.llm.offline import MODEL_NAME
@@ -28,21 +35,17 @@ from tests.chat_turns import OWNER
 from tests.conftest import SettingsFactory
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
 LORE = Path(sys.executable).parent / "lore"
 
 
-async def test_both_suites_pass_their_gates_offline_and_every_run_is_stored(
+async def test_every_suite_passes_its_gate_offline_and_every_run_is_stored(
     make_settings: SettingsFactory,
 ) -> None:
-    # The chunk sizes `lore eval` uses (the defaults), not the small test ones.
-    settings = make_settings(chunk_tokens=256, chunk_overlap_tokens=48)
+    # The operator's own chunking never reaches the eval: it runs on the defaults.
+    operator = make_settings(chunk_tokens=64, chunk_overlap_tokens=8)
     suites = {name: load_suite(name) for name in SUITES}
-    async with open_lore(settings) as lore:
-        assert (
-            await ingest_folder(lore.bot.maintenance.load_shared, DOCS, shared=True, quiet=True)
-            == 0
-        )
+    async with hermetic_lore(operator) as lore:
+        assert lore.settings.chunk_tokens == 256
         repository = EvalRepository(lore.database)
         results = {
             name: await run_suite(
@@ -53,6 +56,7 @@ async def test_both_suites_pass_their_gates_offline_and_every_run_is_stored(
         runs = {run.suite: run for run in await repository.runs()}
         stored = {name: await repository.cases(result.run_id) for name, result in results.items()}
         pending = (await lore.bot.pending_approvals(OWNER)).cards
+    assert not operator.data_dir.exists()  # the operator's DATA_DIR was never even created
 
     for name, result in results.items():
         failures = "\n".join(f"{f.case_id}: {f.detail} | {f.actual}" for f in result.failures)
@@ -157,31 +161,108 @@ def lore_cli(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_lore_eval_prints_every_case_and_exits_by_the_gate(
-    tmp_path: Path, models_dir: Path
-) -> None:
-    # A knowledge base that is not docs/: tools are still chosen well, but the facts are missing.
-    sample = tmp_path / "kb"
-    sample.mkdir()
-    (sample / "wifi.md").write_text("# Office wifi\n\nThe guest wifi password is on the fridge.\n")
-    (tmp_path / ".env").write_text(
-        f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR={sample}\n"
-        "LOG_LEVEL=WARNING\n"
-    )
-    result = lore_cli(tmp_path, "eval")
-    assert result.returncode == 1, result.stdout + result.stderr
-    out = result.stdout
-    assert out.startswith(f"The shared knowledge is empty; loading {sample} first.")
-    assert "PASS  tool_selection/contact-owner" in out
-    total = len(load_suite("tool_selection"))
-    assert (
-        f"tool_selection: {total}/{total} passed (100%) with {MODEL_NAME}; gate 95% passed" in out
-    )
-    assert "FAIL  task_completion/backup" in out
-    assert "answer lacks 'DATA_DIR'" in out
-    assert "PASS  task_completion/guard-card-number" in out
-    assert "gate 90% FAILED" in out
+def tree(root: Path) -> dict[str, bytes | None]:
+    """Every path under `root` with its bytes (None for a directory)."""
+    return {
+        str(path.relative_to(root)): None if path.is_dir() else path.read_bytes()
+        for path in sorted(root.rglob("*"))
+    }
 
-    unknown = lore_cli(tmp_path, "eval", "--suite", "vibes")
-    assert unknown.returncode == 2
-    assert "Unknown suite 'vibes'" in unknown.stderr
+
+async def operator_data(settings: Settings) -> None:
+    """A data directory of the operator's own: a document that is not Lore's docs, a member."""
+    async with open_lore(settings, operator=True) as lore:
+        await lore.bot.maintenance.load_shared(
+            Source(text="The guest wifi password is on the fridge.", title="Office wifi")
+        )
+        await lore.bot.local_member(LOCAL_OWNER, "alice", create=True)
+
+
+def test_lore_eval_never_touches_data_dir_and_passes_whatever_it_holds(
+    tmp_path: Path, make_settings: SettingsFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    operator = make_settings()
+    asyncio.run(operator_data(operator))
+    before = tree(operator.data_dir)
+    assert "lore.sqlite3" in before
+    (tmp_path / ".env").write_text(
+        f"DATA_DIR={operator.data_dir}\nMODELS_DIR={operator.models_dir}\n"
+        f"SAMPLE_DOCS_DIR={tmp_path}\nLOG_LEVEL=WARNING\nCHUNK_TOKENS=40\n"
+        "CHUNK_OVERLAP_TOKENS=4\n"
+    )
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # where the eval's throw-away directory goes
+
+    result = lore_cli(tmp_path, "eval", "--suite", "task_completion")
+
+    assert result.returncode == 0, result.stdout + result.stderr
+    total = len(load_suite("task_completion"))
+    assert f"task_completion: {total}/{total} passed (100%) with {MODEL_NAME}" in result.stdout
+    assert "PASS  task_completion/backup" in result.stdout
+    assert tree(operator.data_dir) == before  # byte for byte
+    assert not list(scratch.glob("lore-eval-*"))  # the throw-away directory is gone
+
+
+def test_lore_eval_exits_1_when_a_gate_fails(tmp_path: Path, models_dir: Path) -> None:
+    (tmp_path / ".env").write_text(f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\n")
+    impossible = tmp_path / "impossible.json"
+    impossible.write_text(
+        '[{"id": "cake", "message": "What flavour was the cake at the offsite?",'
+        ' "expect": {"outcome": "answered", "contains": ["chocolate"]}},'
+        ' {"id": "api-key", "message": "Does Lore need an API key?",'
+        ' "expect": {"contains": ["api key"]}}]'
+    )
+    result = lore_cli(tmp_path, "eval", "--suite", "task_completion", "--cases", str(impossible))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL  task_completion/cake" in result.stdout
+    assert "answer lacks 'chocolate'" in result.stdout
+    assert "PASS  task_completion/api-key" in result.stdout
+    assert "task_completion: 1/2 passed (50%)" in result.stdout
+    assert "gate 90% FAILED" in result.stdout
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--suite", "vibes"], "Unknown suite 'vibes'"),
+        (["--suite", "guards", "--cases", "{tmp}/nowhere.json"], "Cannot read the cases file"),
+        (["--suite", "guards", "--cases", "{tmp}/bad.json"], "bad.json cases are malformed"),
+        (["--cases", "{tmp}/bad.json"], "--cases runs one suite: name it with --suite."),
+    ],
+)
+def test_lore_eval_exits_2_on_a_usage_error(
+    tmp_path: Path, args: list[str], message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATA_DIR", str(tmp_path / "data"))
+    (tmp_path / "bad.json").write_text('[{"id": "Bad Id", "message": "hi"}]')
+    result = CliRunner().invoke(app, ["eval", *(a.format(tmp=tmp_path) for a in args)])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert not (tmp_path / "data").exists()
+
+
+def test_an_eval_takes_only_the_model_settings_of_the_operator(
+    make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    operator = make_settings(
+        llm_base_url="http://127.0.0.1:9/v1",
+        llm_api_key="sk-operator",
+        llm_model="their-model",
+        daily_budget_usd=0.5,
+        qdrant_url="http://127.0.0.1:6333",
+        chunk_tokens=64,
+        chunk_overlap_tokens=8,
+        owners="telegram:42",
+        sample_docs_dir=str(tmp_path),
+    )
+    settings = hermetic_settings(operator, tmp_path / "scratch")
+    assert settings.data_dir == tmp_path / "scratch"
+    assert (settings.llm_base_url, settings.llm_model) == (operator.llm_base_url, "their-model")
+    assert settings.llm_api_key is not None
+    assert settings.llm_api_key.get_secret_value() == "sk-operator"
+    assert settings.daily_budget_usd == 0.5
+    assert settings.models_dir == operator.models_dir
+    assert (settings.qdrant_url, settings.sample_docs_dir) == (None, None)
+    assert (settings.chunk_tokens, settings.owners) == (256, "console:owner")
