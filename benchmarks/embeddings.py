@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import psutil
 
-from storage.embeddings import BATCH_SIZE, Embedder
+from storage.embeddings import Embedder
 from storage.model_files import ensure_model_dir, model_choice
 
 __all__ = ["main"]
@@ -71,7 +71,7 @@ async def _child(args: argparse.Namespace) -> None:
     load_s = time.perf_counter() - started
     passages = _windows(embedder, Path(args.corpus), args.passages, PASSAGE_TOKENS)
     queries = [q[:200] for q in _windows(embedder, Path(args.corpus), args.queries, QUERY_TOKENS)]
-    await embedder.embed_passages(passages[:BATCH_SIZE])  # warm-up
+    await embedder.embed_passages(passages[:32])  # warm-up
     started = time.perf_counter()
     vectors = await embedder.embed_passages(passages)
     passages_s = time.perf_counter() - started

@@ -45,6 +45,13 @@ class Settings(BaseSettings):
         description="Where assembled model files live; default DATA_DIR/models.",
     )
     embedding_threads: Annotated[int, Field(ge=1, le=64)] = 1
+    embedding_batch_tokens: Annotated[int, Field(ge=64, le=65_536)] = Field(
+        default=1024, description="Padded tokens per embedding run (texts x longest text)."
+    )
+    embedding_memory_arena: bool = Field(
+        default=False,
+        description="Keep ONNX Runtime's growing CPU arena (a little faster, far more memory).",
+    )
 
     search_mode: Literal["hybrid", "hybrid-rrf", "dense"] = Field(
         default="hybrid",

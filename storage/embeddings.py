@@ -1,42 +1,74 @@
-"""Turn text into vectors: dense sentence embeddings (fastembed, offline) and BM25 sparse vectors.
+"""Turn text into vectors: dense sentence embeddings (ONNX Runtime, offline) and BM25 vectors.
 
-`Embedder` runs a model directory assembled by `storage.model_files` through fastembed
-with the files given explicitly (`specific_model_path`, `local_files_only`), so nothing
-is ever fetched. Loading and inference run in worker threads; one lock serialises use of
-the onnxruntime session so that concurrent callers queue instead of fighting over the
-same cores (each run already uses `threads` cores). `LexicalEncoder` wraps qdrant-edge's
-BM25 with English stemming and stopwords.
+`Embedder` runs a model directory assembled by `storage.model_files` with ONNX Runtime
+directly: tokenize (truncated at the model's context), run, mean-pool over the attention
+mask, normalise, exactly what fastembed does for these models but with memory bounded:
+
+* no growing CPU arena (`memory_arena=False`, the default): ORT's arena keeps the peak of
+  the largest batch ever run for the life of the process, gigabytes at 256-token batches;
+* batches are sized by total tokens (`batch_tokens`, padded length times texts), not by a
+  count of texts, and texts are sorted by length first so padding stays small;
+* one loaded model per process and model directory (`Embedder.load` hands back the same
+  instance), and freed heap pages go back to the system after a large batch (`malloc_trim`).
+
+Loading and inference run in worker threads; one lock serialises use of the session so
+that concurrent callers queue instead of fighting over the same cores (each run already
+uses `threads` cores). `LexicalEncoder` wraps qdrant-edge's BM25 with English stemming and
+stopwords. onnxruntime, tokenizers and qdrant-edge are imported when first used, so
+importing this module costs nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from fastembed import TextEmbedding
 from numpy.typing import NDArray
-from qdrant_edge import Bm25, Bm25Config
-from tokenizers import Tokenizer
 
 from storage.model_files import ModelFilesError, read_manifest
 from storage.vectors import SparseVector
 
-__all__ = ["BATCH_SIZE", "Embedder", "EmbeddingError", "LexicalEncoder"]
+if TYPE_CHECKING:
+    import onnxruntime as ort
+    from tokenizers import Tokenizer
+
+__all__ = ["DEFAULT_BATCH_TOKENS", "Embedder", "EmbeddingError", "LexicalEncoder"]
 
 logger = logging.getLogger(__name__)
 
-#: Texts per onnxruntime run. fastembed's default (256) costs gigabytes of RSS at 256 tokens.
-BATCH_SIZE = 32
+#: Padded tokens per onnxruntime run (texts x longest text of the batch). At 1024 an
+#: all-MiniLM-L6-v2 run holds ~100 MB of activations, whatever the texts' lengths.
+DEFAULT_BATCH_TOKENS = 1024
+#: Return freed heap pages to the system after a run of at least this many padded tokens.
+_TRIM_TOKENS = 512
+_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
 class EmbeddingError(Exception):
     """The embedding model could not be loaded or failed on an input."""
+
+
+@dataclass(frozen=True, slots=True)
+class _LoadKey:
+    model_dir: Path
+    model_sha256: str
+    threads: int | None
+    batch_tokens: int
+    memory_arena: bool
+
+
+_loaded: dict[_LoadKey, Embedder] = {}
+_loaded_lock = threading.Lock()
 
 
 class Embedder:
@@ -44,73 +76,122 @@ class Embedder:
 
     def __init__(
         self,
-        model: TextEmbedding,
+        session: ort.InferenceSession,
         tokenizer: Tokenizer,
         *,
         model_name: str,
+        model_sha256: str,
         dimension: int,
         max_tokens: int,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
     ) -> None:
-        self._model = model
+        self._session = session
         self._tokenizer = tokenizer
+        self._inputs = [item.name for item in session.get_inputs() if item.name in _INPUTS]
+        self._output = session.get_outputs()[0].name
         self._lock = threading.Lock()
+        self._batch_tokens = batch_tokens
         self.model_name = model_name
+        self.model_sha256 = model_sha256
+        """SHA-256 of the ONNX graph: with `model_name`, the identity stored with the vectors."""
         self.dimension = dimension
         self.max_tokens = max_tokens
         """Content tokens (no [CLS]/[SEP]) the model reads; the rest of a text is cut off."""
 
     @classmethod
-    async def load(cls, model_dir: Path, *, threads: int | None = 1) -> Embedder:
-        """Load an assembled model directory; `threads` is onnxruntime's per-run thread count."""
-        return await asyncio.to_thread(cls._load, model_dir, threads)
+    async def load(
+        cls,
+        model_dir: Path,
+        *,
+        threads: int | None = 1,
+        batch_tokens: int = DEFAULT_BATCH_TOKENS,
+        memory_arena: bool = False,
+    ) -> Embedder:
+        """Load an assembled model directory, or return the one this process already loaded.
+
+        `threads`: onnxruntime's per-run thread count; `batch_tokens`: padded tokens per
+        run; `memory_arena`: keep ORT's growing CPU arena (faster, much larger)."""
+        return await asyncio.to_thread(cls._cached, model_dir, threads, batch_tokens, memory_arena)
 
     @classmethod
-    def _load(cls, model_dir: Path, threads: int | None) -> Embedder:
-        started = time.perf_counter()
+    def _cached(
+        cls, model_dir: Path, threads: int | None, batch_tokens: int, memory_arena: bool
+    ) -> Embedder:
         try:
             manifest = read_manifest(model_dir)
-            model = TextEmbedding(
-                manifest.fastembed_name,
-                cache_dir=str(model_dir),  # fastembed creates it; the default is /tmp
-                threads=threads,
-                providers=["CPUExecutionProvider"],
-                specific_model_path=str(model_dir),
-                local_files_only=True,
+        except ModelFilesError as exc:
+            raise EmbeddingError(f"cannot load the embedding model in {model_dir}: {exc}") from exc
+        key = _LoadKey(
+            model_dir.resolve(),
+            manifest.sha256.get("model.onnx", ""),
+            threads,
+            max(batch_tokens, 1),
+            memory_arena,
+        )
+        with _loaded_lock:
+            embedder = _loaded.get(key)
+            if embedder is None:
+                embedder = cls._load(model_dir, key)
+                _loaded.clear()  # one model per process: an older one is dropped
+                _loaded[key] = embedder
+            return embedder
+
+    @classmethod
+    def _load(cls, model_dir: Path, key: _LoadKey) -> Embedder:
+        started = time.perf_counter()
+        try:
+            import onnxruntime as ort  # noqa: PLC0415 - heavy, only where embeddings are made
+            from tokenizers import Tokenizer  # noqa: PLC0415
+
+            manifest = read_manifest(model_dir)
+            options = ort.SessionOptions()
+            if key.threads is not None:
+                options.intra_op_num_threads = key.threads
+            options.inter_op_num_threads = 1
+            options.enable_cpu_mem_arena = key.memory_arena
+            options.enable_mem_pattern = key.memory_arena  # per-shape plans, kept forever
+            session = ort.InferenceSession(
+                str(model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
             )
             tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-        except (ModelFilesError, ValueError, RuntimeError, OSError) as exc:
+        except Exception as exc:  # onnxruntime and tokenizers raise their own base types
             raise EmbeddingError(f"cannot load the embedding model in {model_dir}: {exc}") from exc
         tokenizer.no_truncation()
         tokenizer.no_padding()
-        if model.embedding_size != manifest.dimension:
+        dimension = _output_dimension(session)
+        if dimension is not None and dimension != manifest.dimension:
             raise EmbeddingError(
-                f"{model_dir}: fastembed says {model.embedding_size} dimensions, "
+                f"{model_dir}: model.onnx gives {dimension} dimensions, "
                 f"the model's config says {manifest.dimension}"
             )
         logger.info(
-            "loaded embedding model %s (%d-d, threads=%s) in %.1fs",
+            "loaded embedding model %s (%d-d, threads=%s, %d tokens a batch, arena %s) in %.1fs",
             manifest.key,
             manifest.dimension,
-            threads,
+            key.threads,
+            key.batch_tokens,
+            "on" if key.memory_arena else "off",
             time.perf_counter() - started,
         )
         return cls(
-            model,
+            session,
             tokenizer,
             model_name=manifest.key,
+            model_sha256=key.model_sha256,
             dimension=manifest.dimension,
             max_tokens=manifest.max_tokens,
+            batch_tokens=key.batch_tokens,
         )
 
     async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors for `texts`, in order; text past `max_tokens` is ignored."""
         if not texts:
             return []
-        return await asyncio.to_thread(self._embed, list(texts), False)
+        return await asyncio.to_thread(self._embed, list(texts))
 
     async def embed_query(self, text: str) -> list[float]:
         """The unit-length vector of a search query."""
-        [vector] = await asyncio.to_thread(self._embed, [text], True)
+        [vector] = await asyncio.to_thread(self._embed, [text])
         return vector
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
@@ -118,24 +199,99 @@ class Embedder:
         encoding = self._tokenizer.encode(text, add_special_tokens=False)
         return [(start, end) for start, end in encoding.offsets]
 
-    def _embed(self, texts: list[str], query: bool) -> list[list[float]]:
+    def _embed(self, texts: list[str]) -> list[list[float]]:
+        token_ids = [self._ids(text) for text in texts]
+        order = sorted(range(len(texts)), key=lambda i: len(token_ids[i]))
+        result: list[list[float]] = [[] for _ in texts]
         with self._lock:
-            try:
-                if query:
-                    vectors = list(self._model.query_embed(texts))
-                else:
-                    vectors = list(self._model.embed(texts, batch_size=BATCH_SIZE))
-            except (RuntimeError, ValueError) as exc:
-                raise EmbeddingError(f"{self.model_name} failed: {exc}") from exc
-        matrix: NDArray[np.float32] = np.asarray(vectors, dtype=np.float32)
-        result: list[list[float]] = matrix.tolist()
+            for batch in _batches(order, lambda i: len(token_ids[i]), self._batch_tokens):
+                matrix = self._run([token_ids[i] for i in batch])
+                for row, index in zip(matrix.tolist(), batch, strict=True):
+                    result[index] = row
+                if len(batch) * len(token_ids[batch[-1]]) >= _TRIM_TOKENS:
+                    _trim_heap()
         return result
+
+    def _ids(self, text: str) -> list[int]:
+        """Token ids with [CLS] and [SEP], cut to the model's context like fastembed does."""
+        ids: list[int] = self._tokenizer.encode(text).ids
+        limit = self.max_tokens + 2
+        if len(ids) > limit:
+            ids = [*ids[: limit - 1], ids[-1]]
+        return ids
+
+    def _run(self, batch: list[list[int]]) -> NDArray[np.float32]:
+        width = max(len(ids) for ids in batch)
+        input_ids = np.zeros((len(batch), width), dtype=np.int64)  # [PAD] is id 0
+        mask = np.zeros((len(batch), width), dtype=np.int64)
+        for row, ids in enumerate(batch):
+            input_ids[row, : len(ids)] = ids
+            mask[row, : len(ids)] = 1
+        feed = {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(mask),
+        }
+        try:
+            [hidden] = self._session.run(
+                [self._output], {name: feed[name] for name in self._inputs}
+            )
+        except Exception as exc:  # onnxruntime's errors share no public base class
+            raise EmbeddingError(f"{self.model_name} failed: {exc}") from exc
+        states = np.asarray(hidden, dtype=np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (states * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        normalised: NDArray[np.float32] = pooled / np.clip(norms, 1e-12, None)
+        return normalised
+
+
+def _batches(order: list[int], length: Callable[[int], int], budget: int) -> list[list[int]]:
+    """Split indices sorted by length into runs whose padded size stays within `budget`."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for index in order:
+        # Sorted ascending: the newest text is the batch's longest.
+        if current and (len(current) + 1) * length(index) > budget:
+            batches.append(current)
+            current = []
+        current.append(index)
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _output_dimension(session: ort.InferenceSession) -> int | None:
+    shape = session.get_outputs()[0].shape
+    last = shape[-1] if shape else None
+    return last if isinstance(last, int) else None
+
+
+@cache
+def _malloc_trim() -> Callable[[int], Any] | None:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        trim: Callable[[int], Any] = ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS)
+        return None
+    return trim
+
+
+def _trim_heap() -> None:
+    """Hand freed heap pages back to the system (glibc keeps them otherwise)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 class LexicalEncoder:
     """BM25 sparse vectors (English stemming and stopwords); tens of microseconds a text."""
 
     def __init__(self, *, language: str = "english") -> None:
+        from qdrant_edge import Bm25, Bm25Config  # noqa: PLC0415 - imported when first used
+
         self._bm25 = Bm25(Bm25Config(language=language))
 
     def encode_document(self, text: str) -> SparseVector:

@@ -36,6 +36,7 @@ SOURCES = [
 #: Named in the docs but not Lore settings, each for a stated reason.
 NOT_SETTINGS = {
     "CACHED_INPUT": "a placeholder in LLM_PRICES' format MODEL=INPUT/CACHED_INPUT/OUTPUT",
+    "MALLOC_ARENA_MAX": "glibc's own variable, read by the C library, not by Lore",
     "MODEL": "a placeholder in LLM_PRICES' format MODEL=INPUT/CACHED_INPUT/OUTPUT",
     "PYTHON": "the Makefile's interpreter variable (PYTHON=... make run)",
 }

@@ -108,7 +108,12 @@ async def _open_stores(settings: Settings, stack: AsyncExitStack) -> _Stores:
         model_dir = await ensure_model_dir(
             settings.models_dir, model_choice(settings.embedding_model)
         )
-        embedder = await Embedder.load(model_dir, threads=settings.embedding_threads)
+        embedder = await Embedder.load(
+            model_dir,
+            threads=settings.embedding_threads,
+            batch_tokens=settings.embedding_batch_tokens,
+            memory_arena=settings.embedding_memory_arena,
+        )
         sizes = {"dense_size": embedder.dimension, "hnsw_threshold": settings.hnsw_threshold}
         index = KnowledgeIndex(store, **sizes)
         await index.ensure()
