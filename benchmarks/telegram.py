@@ -10,9 +10,15 @@ thing measured) and the same number of concurrent updates. Reported per bot:
   shows text in that chat (a draft, a message, or an edit), p50/p95 over sequential updates;
 - updates/s: `--updates` questions queued at once from `--members` private chats, until
   every final answer has arrived;
-- the ratios Lore/echo (latency) and echo/Lore (throughput).
+- the ratios Lore/echo (latency) and echo/Lore (throughput);
+- Lore's Bot API calls per update, by method; with `--spans`, where an update's time goes
+  (benchmarks/spans.py: checkpoints, searches, embeddings, SQLite, guards, Bot API calls).
+
+Every update asks a different question (phrasings x topics x a number), so no cache of
+query embeddings or answers can make Lore look faster than it is for real traffic.
 
     .venv/bin/python -m benchmarks.telegram [--updates 200] [--members 50] [--sequential 20]
+                                            [--spans]
 """
 
 from __future__ import annotations
@@ -22,14 +28,16 @@ import asyncio
 import statistics
 import tempfile
 import time
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 
 from telegram import Update
 from telegram.ext import ApplicationBuilder, ContextTypes, MessageHandler, filters
 
 from adapters.telegram import TelegramConfig, TelegramEdge
+from benchmarks.spans import Spans
 from bot.app import open_lore
 from bot.events import Identity
 from bot.settings import load_settings
@@ -39,7 +47,23 @@ from tests.fakes.telegram_server import FakeTelegram, TgUser
 
 __all__ = ["main"]
 
-QUESTION = "When does the office open?"
+PHRASINGS = (
+    "When does the {topic} open?",
+    "What time does the {topic} close?",
+    "Is the {topic} open on weekdays?",
+    "Can I visit the {topic} at 8 am?",
+    "How late can I stay at the {topic}?",
+)
+TOPICS = ("office", "front desk", "reception", "building", "main office", "second floor")
+
+
+def question(n: int) -> str:
+    """The n-th question: never the same text twice in one run."""
+    phrasing = PHRASINGS[n % len(PHRASINGS)]
+    topic = TOPICS[(n // len(PHRASINGS)) % len(TOPICS)]
+    return phrasing.format(topic=topic) + f" (ticket {n})"
+
+
 OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
 TEXT_METHODS = {"sendMessageDraft", "sendMessage", "editMessageText"}
 
@@ -69,12 +93,12 @@ async def _measure(
         member = members[n % len(members)]
         mark, done = len(fake.calls), finals(fake)
         queued = time.monotonic()
-        fake.enqueue(fake.message(member, QUESTION))
+        fake.enqueue(fake.message(member, question(n)))
         latencies.append((await _first_text(fake, member.id, mark) - queued) * 1000)
         await fake.wait_until(lambda done=done: finals(fake) > done, within=60)
     start, done = time.monotonic(), finals(fake)
     for n in range(updates):
-        fake.enqueue(fake.message(members[n % len(members)], QUESTION))
+        fake.enqueue(fake.message(members[n % len(members)], question(sequential + n)))
     await fake.wait_until(lambda: finals(fake) >= done + updates, within=600)
     return latencies, updates / (time.monotonic() - start)
 
@@ -123,7 +147,15 @@ def _row(name: str, latencies: list[float], rate: float) -> None:
     )
 
 
-async def run(updates: int, members_count: int, sequential: int, concurrency: int) -> None:
+def _api_calls(fake: FakeTelegram, updates: int) -> str:
+    counts = Counter(c.method for c in fake.calls if c.method != "getUpdates")
+    per = ", ".join(f"{method} {n / updates:.2f}" for method, n in counts.most_common())
+    return f"{sum(counts.values()) / updates:.2f} ({per})"
+
+
+async def run(
+    updates: int, members_count: int, sequential: int, concurrency: int, spans: bool
+) -> None:
     members = _members(members_count)
     async with FakeTelegram() as fake, _echo_bot(fake, concurrency):
         echo_latency, echo_rate = await _measure(fake, members, sequential, updates, _echo_finals)
@@ -149,9 +181,15 @@ async def run(updates: int, members_count: int, sequential: int, concurrency: in
             )
             edge = TelegramEdge(config, ProcessedEvents(lore.database, "telegram"))
             async with edge.running(lore.bot):
-                lore_latency, lore_rate = await _measure(
-                    fake, members, sequential, updates, _lore_finals
-                )
+                mark = len(fake.calls)
+                with Spans.installed() if spans else nullcontext() as recorded:
+                    started = time.perf_counter()
+                    lore_latency, lore_rate = await _measure(
+                        fake, members, sequential, updates, _lore_finals
+                    )
+                    wall = time.perf_counter() - started
+                del fake.calls[:mark]
+                api_calls = _api_calls(fake, sequential + updates)
     print(f"{updates} updates from {members_count} private chats, concurrency {concurrency}")
     _row("echo", echo_latency, echo_rate)
     _row("lore", lore_latency, lore_rate)
@@ -160,6 +198,9 @@ async def run(updates: int, members_count: int, sequential: int, concurrency: in
         f"ratio  first text lore/echo {slower:.1f}x"
         f"   throughput echo/lore {echo_rate / lore_rate:.1f}x"
     )
+    print(f"lore Bot API calls per update: {api_calls}")
+    if recorded is not None:
+        recorded.print(turns=sequential + updates, wall=wall, label="update")
 
 
 def main() -> None:
@@ -169,8 +210,9 @@ def main() -> None:
     parser.add_argument("--members", type=int, default=50)
     parser.add_argument("--sequential", type=int, default=20)
     parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--spans", action="store_true", help="print where an update's time goes")
     args = parser.parse_args()
-    asyncio.run(run(args.updates, args.members, args.sequential, args.concurrency))
+    asyncio.run(run(args.updates, args.members, args.sequential, args.concurrency, args.spans))
 
 
 if __name__ == "__main__":

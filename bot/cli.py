@@ -1,5 +1,11 @@
 """The `lore` command line: run the bot, chat, ingest, search, repair and inspect the knowledge
-base. Maintenance commands act as the person at this machine's terminal (an owner)."""
+base. Maintenance commands act as the person at this machine's terminal (an owner).
+
+Start-up is kept fast: the core, its engines and the chat SDKs are imported inside the
+commands that use them (`lore --help` and argument errors answer before any of them loads;
+tests/test_startup.py holds this)."""
+
+# ruff: noqa: PLC0415 - heavy imports live in the command bodies, see the docstring
 
 from __future__ import annotations
 
@@ -9,27 +15,26 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from tqdm import tqdm
 
-from bot.app import Lore, open_lore
-from bot.app.edges import EDGE_SETTINGS, mcp_stdio_edge, platform_edges, terminal_edge
-from bot.app.run import run_edges
 from bot.cli_errors import reported_errors, run_program, set_debug
 from bot.errors import IngestRefusedError, LoreError
-from bot.events import Identity
-from bot.ingest_requests import files_under, looks_like_url
 from bot.library_output import route_library_output
 from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
 from bot.replies import plain_text
-from bot.service import Bot
-from bot.settings import Settings, load_settings
-from bot.sources import Source, saved_message
-from graphs.ingest.state import IngestResult, chunks_text
-from graphs.retrieval import RetrievedPassage
+
+if TYPE_CHECKING:
+    from bot.app import Lore
+    from bot.events import Identity
+    from bot.service import Bot
+    from bot.settings import Settings
+    from bot.sources import Source
+    from graphs.ingest.state import IngestResult
+    from graphs.retrieval import RetrievedPassage
 
 __all__ = ["app", "main"]
 
@@ -43,7 +48,7 @@ app = typer.Typer(
 )
 
 T = TypeVar("T")
-Ingest = Callable[[Source], Awaitable[IngestResult]]
+Ingest = Callable[["Source"], Awaitable["IngestResult"]]
 
 
 def _configure_logging(settings: Settings) -> None:
@@ -56,6 +61,9 @@ def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
     on stderr (see `bot.cli_errors`).
 
     `operator`: the person at the terminal acts as an owner (maintenance commands)."""
+    from bot.app import open_lore
+    from bot.settings import load_settings
+
     with reported_errors():
         settings = load_settings()
     _configure_logging(settings)
@@ -76,6 +84,8 @@ async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
 
 
 def _describe(result: IngestResult, *, shared: bool) -> str:
+    from bot.sources import saved_message
+
     text = plain_text(saved_message(result, shared=shared).body)
     if result.pending_chunks:
         text += f" ({result.pending_chunks} waiting for the vector store)"
@@ -84,6 +94,9 @@ def _describe(result: IngestResult, *, shared: bool) -> str:
 
 async def ingest_folder(ingest: Ingest, folder: Path, *, shared: bool, quiet: bool) -> int:
     """Ingest every supported file under `folder`; return how many failed."""
+    from bot.ingest_requests import files_under
+    from bot.sources import Source
+
     files = await asyncio.to_thread(files_under, folder)
     failures = 0
     with tqdm(files, desc="Ingesting", unit="file", disable=quiet or not files) as progress:
@@ -106,6 +119,8 @@ def ingest(
     user: Annotated[str | None, typer.Option(help="Whose private collection.")] = None,
 ) -> None:
     """Remember a file, every supported file in a folder, or a web page."""
+    from bot.ingest_requests import looks_like_url
+    from bot.sources import Source
 
     path = Path(source).expanduser()
 
@@ -158,6 +173,7 @@ def _print_hits(hits: list[RetrievedPassage]) -> None:
 @app.command()
 def reindex() -> None:
     """Re-embed chunks whose vectors are missing and remove orphan points and files."""
+    from graphs.ingest.state import chunks_text
 
     async def work(lore: Lore) -> None:
         # This process holds the data directory alone, so no ingest is half-way.
@@ -185,6 +201,8 @@ def stats() -> None:
 @app.command()
 def chat() -> None:
     """Chat with Lore in the terminal."""
+    from bot.app.edges import terminal_edge
+    from bot.app.run import run_edges
 
     async def work(lore: Lore) -> None:
         edge = terminal_edge(interactive=sys.stdin.isatty())
@@ -194,6 +212,8 @@ def chat() -> None:
 
 
 async def _load_sample(lore: Lore) -> None:
+    from graphs.ingest.state import chunks_text
+
     sample = lore.settings.sample_docs_dir
     if sample is None or not await asyncio.to_thread(sample.is_dir):
         return
@@ -211,6 +231,8 @@ async def _load_sample(lore: Lore) -> None:
 def run() -> None:
     """Start Lore: every configured chat edge, the jobs, and the terminal chat when there is
     a terminal (or when no chat edge is configured)."""
+    from bot.app.edges import EDGE_SETTINGS, platform_edges, terminal_edge
+    from bot.app.run import run_edges
 
     async def work(lore: Lore) -> None:
         await _load_sample(lore)
@@ -228,6 +250,8 @@ def run() -> None:
 @app.command("mcp")
 def mcp() -> None:
     """Serve Lore to a local MCP client over stdin/stdout (read-only, as the local owner)."""
+    from bot.app.edges import mcp_stdio_edge
+    from bot.app.run import run_edges
 
     def announce(text: str) -> None:
         typer.echo(text, err=True)  # stdout carries the protocol
@@ -267,8 +291,9 @@ def eval_suites(
 
     The run never touches DATA_DIR: it loads its own fixture knowledge into a temporary
     directory, uses the configured model (LLM_*), and removes the directory afterwards."""
-    from evals.hermetic import hermetic_lore  # noqa: PLC0415 - only this command needs them
-    from evals.runner import (  # noqa: PLC0415
+    from bot.settings import SettingsError, load_settings
+    from evals.hermetic import hermetic_lore
+    from evals.runner import (
         SUITES,
         CaseResult,
         EvalSetupError,
@@ -278,8 +303,8 @@ def eval_suites(
         run_suite,
         suite_report,
     )
-    from graphs.llm.offline import MODEL_NAME  # noqa: PLC0415
-    from storage.evals import EvalRepository  # noqa: PLC0415
+    from graphs.llm.offline import MODEL_NAME
+    from storage.evals import EvalRepository
 
     names = SUITES if suite == "all" else (suite,)
     try:

@@ -45,6 +45,7 @@ from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.ingest.url_fetch import FetchLimits, SafeFetcher
 from graphs.ingest.url_safety import Address
 from graphs.memory_recall import MemoryRecall
+from graphs.query_batching import QueryBatcher
 from graphs.retrieval import Retriever
 from storage.approvals import ApprovalRepository
 from storage.attempts import AttemptLog
@@ -234,10 +235,12 @@ async def open_lore(
             owners=frozenset(people.owner_identities),
             ingest=ingest_shared,
         )
+        # Concurrent turns' questions are embedded in one model run; repeats come from a cache.
+        queries = QueryBatcher(stores.embedder.embed_passages)
         retriever = Retriever(
             index=stores.index,
             documents=documents,
-            embedder=stores.embedder,
+            embedder=queries,
             lexical=lexical if settings.search_mode != "dense" else None,
             fusion=Fusion() if settings.search_mode == "hybrid" else None,
             reranker=await reranker(settings),
@@ -245,7 +248,7 @@ async def open_lore(
         )
         incidents = IncidentRepository(database)
         approval_rows = ApprovalRepository(database)
-        recall = MemoryRecall(index=stores.memory_index, turns=turns, embedder=stores.embedder)
+        recall = MemoryRecall(index=stores.memory_index, turns=turns, embedder=queries)
         agent_context = AgentContext(
             model=model,
             meter=booking,

@@ -1,21 +1,27 @@
 """Which edges `lore run` starts: one per configured platform, each built from its settings
-as plain values, plus the terminal chat when there is a terminal (or nothing else to run)."""
+as plain values, plus the terminal chat when there is a terminal (or nothing else to run).
+
+Each platform's adapter (and so its SDK: python-telegram-bot, discord.py, slack-bolt, the MCP
+SDK) is imported only when that platform is configured, so other commands start fast."""
+
+# ruff: noqa: PLC0415 - adapters are imported where their edge is built, see the docstring
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
-from adapters.console import ConsoleEdge
-from adapters.discord import DiscordConfig, DiscordEdge
-from adapters.mcp import McpHttpConfig, McpHttpEdge, McpStdioEdge
-from adapters.telegram import TelegramConfig, TelegramEdge
-from bot.app.core import Lore
 from bot.edge import Edge
 from bot.people import LOCAL_OWNER
 from bot.settings import Settings
 from storage.processed_events import ProcessedEvents
+
+if TYPE_CHECKING:
+    from adapters.discord import DiscordConfig
+    from adapters.telegram import TelegramConfig
+    from bot.app.core import Lore
 
 __all__ = ["EDGE_SETTINGS", "mcp_stdio_edge", "platform_edges", "terminal_edge"]
 
@@ -29,6 +35,8 @@ def _owners_on(settings: Settings, platform: str) -> frozenset[str]:
 
 
 def _telegram_config(settings: Settings) -> TelegramConfig:
+    from adapters.telegram import TelegramConfig, TelegramEdge
+
     token = settings.telegram_bot_token
     secret = settings.telegram_webhook_secret
     return TelegramConfig(
@@ -44,6 +52,8 @@ def _telegram_config(settings: Settings) -> TelegramConfig:
 
 
 def _discord_config(settings: Settings) -> DiscordConfig:
+    from adapters.discord import DiscordConfig, DiscordEdge
+
     token = settings.discord_bot_token
     return DiscordConfig(
         token=token.get_secret_value() if token else "",
@@ -65,14 +75,20 @@ async def platform_edges(lore: Lore) -> list[Edge]:
     settings = lore.settings
     edges: list[Edge] = []
     if settings.telegram_bot_token is not None:
+        from adapters.telegram import TelegramEdge
+
         ledger = await _ledger(lore, TelegramEdge.platform)
         edges.append(TelegramEdge(_telegram_config(settings), ledger))
     if settings.slack_bot_token is not None:
         edges.append(await _slack_edge(lore))
     if settings.discord_bot_token is not None:
+        from adapters.discord import DiscordEdge
+
         ledger = await _ledger(lore, DiscordEdge.platform)
         edges.append(DiscordEdge(_discord_config(settings), ledger))
     if settings.mcp_http_port is not None:
+        from adapters.mcp import McpHttpConfig, McpHttpEdge
+
         config = McpHttpConfig(listen=settings.mcp_http_listen, port=settings.mcp_http_port)
         edges.append(McpHttpEdge(config))
     return edges
@@ -85,7 +101,7 @@ def _reveal(secret: SecretStr | None) -> str | None:
 async def _slack_edge(lore: Lore) -> Edge:
     """The Slack edge. Its libraries (slack-bolt, slack-sdk, aiohttp) are imported only when
     Slack is configured, so every other `lore` command starts as fast as before."""
-    from adapters.slack import SlackConfig, SlackEdge  # noqa: PLC0415 - see the docstring
+    from adapters.slack import SlackConfig, SlackEdge
 
     settings = lore.settings
     config = SlackConfig(
@@ -102,9 +118,13 @@ async def _slack_edge(lore: Lore) -> Edge:
 
 def terminal_edge(*, interactive: bool) -> Edge:
     """The terminal chat (interactive at a terminal, scripted with piped input)."""
+    from adapters.console import ConsoleEdge
+
     return ConsoleEdge(interactive=interactive)
 
 
 def mcp_stdio_edge() -> Edge:
     """MCP over this process's stdin/stdout, for the person at this machine (`lore mcp`)."""
+    from adapters.mcp import McpStdioEdge
+
     return McpStdioEdge(LOCAL_OWNER)
