@@ -284,6 +284,7 @@ def eval_suites(
     )
     from graphs.llm.offline import MODEL_NAME  # noqa: PLC0415
     from storage.evals import EvalRepository  # noqa: PLC0415
+    from storage.incidents import IncidentRepository  # noqa: PLC0415
 
     names = SUITES if suite == "all" else (suite,)
     try:
@@ -315,6 +316,7 @@ def eval_suites(
                     provider_name=provider,
                     repository=EvalRepository(lore.database),
                     owner=LOCAL_OWNER,
+                    incidents=IncidentRepository(lore.database),
                     on_case=show,
                 )
                 typer.echo(suite_report(result, provider))
