@@ -34,6 +34,7 @@ from storage.evals import EvalRepository
 from storage.incidents import IncidentRepository
 from tests.chat_turns import OWNER
 from tests.conftest import SettingsFactory
+from tests.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 LORE = Path(sys.executable).parent / "lore"
@@ -289,6 +290,31 @@ def test_lore_eval_exits_2_on_a_usage_error(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert not (tmp_path / "data").exists()
+
+
+async def test_an_eval_asks_the_configured_model_and_writes_nothing_of_the_operators(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI
+) -> None:
+    operator = llm_settings()
+    fake_openai.enqueue_text("Hello! Ask me about the knowledge base.")
+    greeting = Case.model_validate(
+        {"id": "hi", "message": "hi", "expect": {"first_tool": ["none"], "outcome": "answered"}}
+    )
+    async with hermetic_lore(operator) as lore:
+        assert lore.settings.data_dir != operator.data_dir
+        result = await run_suite(
+            lore.bot,
+            "tool_selection",
+            [greeting],
+            provider_name="fake-model",
+            repository=EvalRepository(lore.database),
+        )
+        scratch = lore.settings.data_dir
+    assert result.passed == 1, result.cases
+    (request,) = fake_openai.requests
+    assert request.body["model"] == "fake-model"
+    assert not scratch.exists()
+    assert not operator.data_dir.exists()
 
 
 def test_an_eval_takes_only_the_model_settings_of_the_operator(
