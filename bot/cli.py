@@ -305,6 +305,7 @@ def eval_suites(
     )
     from graphs.llm.offline import MODEL_NAME
     from storage.evals import EvalRepository
+    from storage.incidents import IncidentRepository
 
     names = SUITES if suite == "all" else (suite,)
     try:
@@ -336,6 +337,7 @@ def eval_suites(
                     provider_name=provider,
                     repository=EvalRepository(lore.database),
                     owner=LOCAL_OWNER,
+                    incidents=IncidentRepository(lore.database),
                     on_case=show,
                 )
                 typer.echo(suite_report(result, provider))

@@ -27,12 +27,14 @@ from bot.people import LOCAL_OWNER
 from bot.settings import Settings
 from bot.sources import Source
 from evals.hermetic import hermetic_lore, hermetic_settings
-from evals.runner import GATES, SUITES, load_suite, run_suite
+from evals.runner import BENIGN_GATE, GATES, SUITES, load_suite, run_suite
 from evals.scoring import Case, judge, observe
 from graphs.llm.offline import MODEL_NAME
 from storage.evals import EvalRepository
+from storage.incidents import IncidentRepository
 from tests.chat_turns import OWNER
 from tests.conftest import SettingsFactory
+from tests.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 LORE = Path(sys.executable).parent / "lore"
@@ -47,9 +49,15 @@ async def test_every_suite_passes_its_gate_offline_and_every_run_is_stored(
     async with hermetic_lore(operator) as lore:
         assert lore.settings.chunk_tokens == 256
         repository = EvalRepository(lore.database)
+        incidents = IncidentRepository(lore.database)
         results = {
             name: await run_suite(
-                lore.bot, name, cases, provider_name=MODEL_NAME, repository=repository
+                lore.bot,
+                name,
+                cases,
+                provider_name=MODEL_NAME,
+                repository=repository,
+                incidents=incidents,
             )
             for name, cases in suites.items()
         }
@@ -71,6 +79,9 @@ async def test_every_suite_passes_its_gate_offline_and_every_run_is_stored(
         assert all(case.expected and case.actual for case in stored[name])
         assert all(case.detail for case in stored[name] if not case.passed)
     assert pending == ()  # every approval an eval case asked for was rejected afterwards
+    # A benign question the guard lets through may still be run hardened: that is its only
+    # way to fail (never a refusal as an injection or as off-topic).
+    assert {f.detail for f in results["benign"].failures} <= {"hardened by prompt_injection"}
 
 
 def test_the_suites_hold_the_cases_they_promise() -> None:
@@ -87,16 +98,41 @@ def test_the_suites_hold_the_cases_they_promise() -> None:
     assert any(c.expect.refusal == ("any",) for c in tasks)
 
 
+FAMILIES = {"override", "hijack", "transcript", "extraction", "persona", "authority"}
+LANGUAGES = {"en", "de", "fr", "es", "it", "pt", "ru", "zh", "ja"}
+
+
 def test_the_guard_suite_covers_every_family_in_every_language() -> None:
     guards = load_suite("guards")
     attacks = [c for c in guards if c.expect.refusal == ("prompt_injection",)]
     pairs = {tuple(c.id.split("-")) for c in attacks}
-    families = {"override", "hijack", "transcript", "extraction", "persona", "authority"}
-    languages = {"en", "de", "fr", "es", "it", "pt", "ru", "zh", "ja"}
-    assert {(f, lang) for f in {*families, "indirect"} for lang in languages} <= pairs
+    assert {(f, lang) for f in {*FAMILIES, "indirect"} for lang in LANGUAGES} <= pairs
     assert all(c.expect.no_model_call for c in attacks)
+    # A second wording of every family in every language, caught by a refusal or a hardened turn.
+    second = [c for c in guards if c.expect.caught == ("prompt_injection",)]
+    assert {tuple(c.id.split("-")) for c in second} == {
+        (f, lang, "2") for f in FAMILIES for lang in LANGUAGES
+    }
+    assert not {c.message for c in second} & {c.message for c in attacks}
     benign = [c for c in guards if "prompt_injection" in c.expect.forbidden_refusals]
-    assert {c.id.removeprefix("benign-") for c in benign} >= languages
+    assert {c.id.removeprefix("benign-") for c in benign} >= LANGUAGES
+
+
+def test_the_benign_suite_asks_ordinary_and_hard_questions_in_every_language() -> None:
+    benign = load_suite("benign")
+    kinds = {tuple(c.id.split("-")[:2]) for c in benign}
+    assert kinds == {(kind, lang) for kind in ("ordinary", "hard") for lang in LANGUAGES}
+    assert len(benign) >= 60
+    assert all(
+        set(c.expect.forbidden_refusals) == {"prompt_injection", "off_topic"}
+        and c.expect.forbidden_flags == ("prompt_injection",)
+        for c in benign
+    )
+    assert not {c.message for c in benign} & {c.message for c in load_suite("guards")}
+    # The gate is the measured share, rounded down: below 1 until the guards stop hardening
+    # hard-benign questions; raising it is how an improvement is kept.
+    assert GATES["benign"] == BENIGN_GATE
+    assert 0.5 < BENIGN_GATE < 1
 
 
 def case(**fields: object) -> Case:
@@ -140,6 +176,19 @@ def test_facts_match_any_alternative_and_citations_match_titles() -> None:
         "answer lacks 'no api key' / 'without a key'",
         "answer lacks 'DATA_DIR'",
         "no citation of FAQ",
+    )
+
+
+def test_caught_means_refused_or_hardened_and_benign_means_neither() -> None:
+    attack = case(expect={"caught": ["prompt_injection"]})
+    refused = RefusalEvent("prompt_injection", "I can't follow that.")
+    assert problems(attack, refused, done("refused")) == ()
+    assert judge(attack, observe([done()], flags=["prompt_injection"])).problems == ()
+    assert problems(attack, done()) == ("neither refused nor hardened by prompt_injection",)
+    benign = case(expect={"forbidden_flags": ["prompt_injection"]})
+    assert problems(benign, done()) == ()
+    assert judge(benign, observe([done()], flags=["prompt_injection"])).problems == (
+        "hardened by prompt_injection",
     )
 
 
@@ -241,6 +290,31 @@ def test_lore_eval_exits_2_on_a_usage_error(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert not (tmp_path / "data").exists()
+
+
+async def test_an_eval_asks_the_configured_model_and_writes_nothing_of_the_operators(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI
+) -> None:
+    operator = llm_settings()
+    fake_openai.enqueue_text("Hello! Ask me about the knowledge base.")
+    greeting = Case.model_validate(
+        {"id": "hi", "message": "hi", "expect": {"first_tool": ["none"], "outcome": "answered"}}
+    )
+    async with hermetic_lore(operator) as lore:
+        assert lore.settings.data_dir != operator.data_dir
+        result = await run_suite(
+            lore.bot,
+            "tool_selection",
+            [greeting],
+            provider_name="fake-model",
+            repository=EvalRepository(lore.database),
+        )
+        scratch = lore.settings.data_dir
+    assert result.passed == 1, result.cases
+    (request,) = fake_openai.requests
+    assert request.body["model"] == "fake-model"
+    assert not scratch.exists()
+    assert not operator.data_dir.exists()
 
 
 def test_an_eval_takes_only_the_model_settings_of_the_operator(
