@@ -3,10 +3,12 @@ in ingested sources are masked before anything is stored (rows, chunks, original
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
+from benchmarks.payment_data import main as payment_data_benchmark
 from bot.app import Lore
 from bot.sources import Source
 from graphs.guards import (
@@ -157,3 +159,24 @@ async def test_row_i_sources_without_cards_are_kept_as_sent(lore: Lore) -> None:
     assert result.masked_cards == 0
     originals = [p for p in lore.settings.uploads_dir.rglob("*") if p.is_file()]
     assert [p.read_text() for p in originals] == ["Invoice 2024-0042, total 1234.56"]
+
+
+def test_the_payment_data_benchmark_runs_on_a_small_corpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    header = "text\tpresidio_expected_matches\tluhn_valid_digits\tsource\n"
+    (tmp_path / "pii_cards.tsv").write_text(
+        header + "card 4111 1111 1111 1111 here\t1\tTrue\tours\norder 12345\t0\tn/a\tours\n"
+    )
+    (tmp_path / "pii_ibans.tsv").write_text(
+        header + "IBAN GB82 WEST 1234 5698 7654 32\t1\tn/a\tours\nref GB00 0000\t0\tn/a\tours\n"
+    )
+    (tmp_path / "benign_questions.txt").write_text("When is the office open?\n")
+    (tmp_path / "benign_hard.txt").write_text("What is the card limit for travel?\n")
+    payment_data_benchmark([str(tmp_path)])
+    out = capsys.readouterr().out
+    assert "pii_cards.tsv: 2 lines" in out
+    assert "positive -> payment_card': 1" in out
+    assert "positive -> iban': 1" in out
+    assert re.search(r"spaces 4-4-4-4 +caught +1/1 +100\.00%", out)
+    assert re.search(r"payment guards false pos\. +0/1 +0\.00%", out)

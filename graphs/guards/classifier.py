@@ -26,11 +26,12 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from graphs.guards.ngrams import BUCKETS, bucket_features
+from graphs.guards.ngrams import BUCKETS, bucket_features, code_points, row_sums
 
-__all__ = ["WINDOW", "NgramModel", "injection_probability", "load_model"]
+__all__ = ["MAX_WINDOWS", "WINDOW", "NgramModel", "injection_probability", "load_model"]
 
 WINDOW: Final = 400
+MAX_WINDOWS: Final = 10
 _WEIGHTS_FILE: Final = "injection_ngrams.npz"
 
 
@@ -45,13 +46,21 @@ class NgramModel:
 
     def probability(self, text: str) -> float:
         """The probability that `text` (already folded) is an injection; a text longer than
-        `WINDOW` characters scores as its most suspicious half-overlapping window."""
+        `WINDOW` characters scores as its most suspicious window: half-overlapping up to
+        `MAX_WINDOWS` windows, beyond that `MAX_WINDOWS` windows spread evenly from the
+        first character to the last (so the cost stays bounded)."""
         if len(text) <= WINDOW:
             return self._window(text)
         step = WINDOW // 2
-        return max(
-            self._window(text[start : start + WINDOW]) for start in range(0, len(text) - step, step)
-        )
+        starts = list(range(0, len(text) - step, step))
+        if len(starts) <= MAX_WINDOWS:
+            return max(self._window(text[start : start + WINDOW]) for start in starts)
+        spread = np.linspace(0, len(text) - WINDOW, MAX_WINDOWS).round().astype(np.intp)
+        points = code_points(text)
+        rows = np.full((MAX_WINDOWS, WINDOW + 2), ord(" "), dtype=np.uint64)
+        rows[:, 1:-1] = points[spread[:, None] + np.arange(WINDOW)]
+        logits = self.bias + row_sums(rows, self.weights)
+        return float(1.0 / (1.0 + np.exp(-logits.max())))
 
     def _window(self, text: str) -> float:
         buckets, value = bucket_features(text)

@@ -21,7 +21,10 @@ _MAX_DECODED_RUNS: Final = 16
 _MAX_RUN_CHARS: Final = 65_536
 _MIN_PRINTABLE_RATIO: Final = 0.9
 _MIN_WORDLIKE_RATIO: Final = 0.6
+_BASE64_MIN: Final = 16
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+_DIGIT = re.compile(r"[0-9]")
+_EIGHT_BITS = re.compile(r"[01]{8}")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
 _BINARY_RUN = re.compile(r"(?<![01])(?:[01]{8} ?){4,}(?![01])")
 
@@ -38,11 +41,13 @@ def _collapse(text: str) -> str:
 def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
     """Texts decoded from base64, hex and binary runs in `text` (capped, recursive)."""
     found: list[str] = []
-    for pattern, decoder in (
-        (_BASE64_RUN, _decode_base64),
-        (_HEX_RUN, _decode_hex),
-        (_BINARY_RUN, _decode_binary),
+    for pattern, decoder, precheck in (
+        (_BASE64_RUN, _decode_base64, _may_hold_base64),
+        (_HEX_RUN, _decode_hex, _may_hold_hex),
+        (_BINARY_RUN, _decode_binary, _may_hold_binary),
     ):
+        if not precheck(text):
+            continue
         for match in pattern.finditer(text):
             if len(found) >= _MAX_DECODED_RUNS:
                 return tuple(found)
@@ -52,6 +57,21 @@ def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
     if depth > 1:
         found += [inner for outer in list(found) for inner in _decode_runs(outer, depth - 1)]
     return tuple(found[:_MAX_DECODED_RUNS])
+
+
+# Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run is a
+# 16-character stretch without whitespace; hex that decodes to text holds a digit (every
+# printable ASCII byte has one in its high nibble); a binary run holds eight bits in a row.
+def _may_hold_base64(text: str) -> bool:
+    return max(map(len, text.split()), default=0) >= _BASE64_MIN
+
+
+def _may_hold_hex(text: str) -> bool:
+    return _DIGIT.search(text) is not None
+
+
+def _may_hold_binary(text: str) -> bool:
+    return _EIGHT_BITS.search(text) is not None
 
 
 def _decode_base64(run: str) -> str | None:

@@ -22,18 +22,22 @@ remain the real boundary.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
+import numpy as np
+
 from graphs.guards.classifier import load_model
 from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
 from graphs.guards.european_rules import EUROPEAN_RULES
 from graphs.guards.exfiltration_rules import EXTRACTION_RULES, FLOODING_RULE
-from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, Rule
+from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.normalize import NormalizedText, normalize
+from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
 __all__ = [
     "FLAG_THRESHOLD",
@@ -48,10 +52,11 @@ __all__ = [
 INJECTION_THRESHOLD: Final = 1.0
 FLAG_THRESHOLD: Final = 0.7
 _MAX_MODEL_VIEWS: Final = 4
-# Views longer than this are matched only near each rule's prefilter words, `_REACH`
-# characters either side, so a 4,000-character message costs about what its hits cost.
-_LONG_VIEW: Final = 1200
-_REACH: Final = 450
+# Views longer than this are matched only near each rule's prefilter words, as far either
+# side as the rule's longest match (`Rule.reach`) plus `_MARGIN`, so a 4,000-character
+# message costs about what its hits cost.
+_LONG_VIEW: Final = 600
+_MARGIN: Final = 24
 Level = Literal["pass", "harden", "refuse"]
 # One sentence that asks about something ("how do I stop prompt injection?"): like the
 # damped rules, the model alone hardens such a message only when it is nearly certain.
@@ -70,7 +75,11 @@ _ASKING_ABOUT = re.compile(
     r"|is it (?:possible|safe|ok|okay|legal)|should (?:i|we)|can (?:i|we)|best way to|ways? to"
     r"|prevent|detect|defend against|protect against|mitigate|sanitize|filter out|examples? of)\b"
 )
-_SPACED_LETTERS = re.compile(r"(?:(?<![^\W\d_])[^\W\d_](?![^\W\d_])\W{1,3}){4,}|[a-z]{24,}")
+# Letter-by-letter spacing ("i.g.n.o.r.e") or a run of letters with the spaces removed;
+# `_TWO_SPACED` is a cheap necessary condition of the first (its 2nd to 4th letters).
+_SPACED_LETTERS = re.compile(r"(?:(?<![^\W\d_])[^\W\d_](?![^\W\d_])\W{1,3}){4,}")
+_TWO_SPACED = re.compile(r"(?:\W|^)[^\W\d_]\W{1,3}[^\W\d_]\W")
+_LETTER_RUN = re.compile(r"[a-z]{24,}")
 _NON_LETTERS = re.compile(r"[\W\d_]+")
 _LONG_WORD = re.compile(r"[a-z]{5,}")
 _TOKEN = re.compile(r"\w+")
@@ -88,6 +97,7 @@ class _RuleIndex:
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self._rules = rules
+        self._gates = tuple(word_gate(rule.pattern) for rule in rules)
         self._by_word: dict[str, list[int]] = {}
         self._ascii_needles: list[tuple[str, int]] = []
         self._other_needles: list[tuple[str, int]] = []
@@ -102,7 +112,8 @@ class _RuleIndex:
                 self._always.append(index)
 
     def candidates(self, view: str, tokens: frozenset[str]) -> list[Rule]:
-        """The rules whose prefilter `view` (made of `tokens`) passes, in table order."""
+        """The rules whose prefilter and word gate `view` (made of `tokens`) passes, in
+        table order."""
         found = set(self._always)
         for token in tokens & self._by_word.keys():
             found.update(self._by_word[token])
@@ -112,7 +123,9 @@ class _RuleIndex:
         for needle, index in needles:
             if index not in found and needle in view:
                 found.add(index)
-        return [self._rules[index] for index in sorted(found)]
+        return [
+            self._rules[index] for index in sorted(found) if gate_passes(self._gates[index], tokens)
+        ]
 
 
 _INDEX: Final = _RuleIndex(
@@ -126,6 +139,12 @@ def _signatures(word: str) -> set[tuple[str, str, frozenset[str]]]:
     variants = {frozenset(inner)} | {frozenset(inner.replace(c, "", 1)) for c in set(inner)}
     return {(word[0], word[-1], variant) for variant in variants}
 
+
+_KEYWORD_SET: Final = frozenset(_KEYWORDS)
+_CIPHER_WORDS: Final = frozenset(
+    (*_KEYWORDS, "dan", "pwned", "jailbroken", "unrestricted", "unfiltered", "uncensored", "mode",
+     "rules", "guidelines", "directives", "admin", "tools", "secret", "secrets", "api", "key")
+)  # fmt: skip
 
 _TYPO_INDEX: Final[dict[tuple[str, str, frozenset[str]], str]] = {
     signature: keyword for keyword in _KEYWORDS for signature in _signatures(keyword)
@@ -194,11 +213,14 @@ def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
     if any(c.isalnum() for c in normalized.hidden_tag_text):
         weights["tag_smuggling"] = 1.0
     for view in _views(normalized):
-        _score_view(view, _INDEX, weights)
-        if _SPACED_LETTERS.search(view):
+        _score_view(view, _INDEX, weights, _focus(normalized, view))
+        if _letter_spaced(view):
             _score_view(_NON_LETTERS.sub("", view), _COMPACT_INDEX, weights)
     for view in normalized.cipher_texts():
-        _score_view(view, _INDEX, weights)
+        # Ordinary text read in ROT13 or backwards is gibberish: only a reading that
+        # spells one of the attack keywords is worth the rules.
+        if not _CIPHER_WORDS.isdisjoint(view_tokens(view)[1]):
+            _score_view(view, _INDEX, weights)
     fired = tuple(sorted(name for name, weight in weights.items() if weight > 0))
     score = round(sum(weights.values()), 2)
     model = load_model()
@@ -225,25 +247,95 @@ def _views(normalized: NormalizedText) -> list[str]:
     return views
 
 
-def _score_view(view: str, index: _RuleIndex, weights: dict[str, float]) -> None:
-    tokens = _TOKEN.findall(view)
-    unique = frozenset(tokens)
+def _score_view(
+    view: str,
+    index: _RuleIndex,
+    weights: dict[str, float],
+    focus: list[tuple[int, int]] | None = None,
+) -> None:
+    """Raise `weights` to what the rules of `index` reach in `view`; with `focus`, only
+    matches near those stretches are new (the rest of the view was already scored)."""
+    tokens, unique = view_tokens(view)
     rules = index.candidates(view, unique)
-    if len(tokens) - len(unique) >= _FLOOD_REPEATS:
+    if _may_flood(tokens):
         rules.append(FLOODING_RULE)
     long_view = len(view) > _LONG_VIEW
     for rule in rules:
-        if weights.get(rule.name, 0.0) >= rule.weight:
-            continue
-        weight = _rule_weight(rule, view, _spans(rule, view, unique) if long_view else None)
-        if weight > weights.get(rule.name, 0.0):
-            weights[rule.name] = weight
+        spans: list[tuple[int, int]] | None
+        if focus is not None:
+            spans = _around(focus, rule.reach + _MARGIN, len(view))
+        elif long_view:
+            spans = _spans(rule, view, unique)
+        else:
+            spans = None
+        _record(rule, view, spans, weights)
+
+
+def _focus(normalized: NormalizedText, view: str) -> list[tuple[int, int]] | None:
+    """For a long leetspeak view, the stretches where it differs from the folded view (the
+    leet reading only changes characters in place); None means score the whole view."""
+    folded = normalized.folded
+    if view is folded or view is not normalized.leet or len(view) != len(folded):
+        return None
+    if len(view) <= _LONG_VIEW:
+        return None
+    changed = np.flatnonzero(
+        np.frombuffer(view.encode("utf-32-le"), dtype=np.uint32)
+        != np.frombuffer(folded.encode("utf-32-le"), dtype=np.uint32)
+    )
+    stretches: list[tuple[int, int]] = []
+    for position in changed.tolist():
+        if stretches and position <= stretches[-1][1] + 2 * MAX_REACH:
+            stretches[-1] = (stretches[-1][0], position + 1)
+        else:
+            stretches.append((position, position + 1))
+    return stretches
+
+
+def _around(stretches: list[tuple[int, int]], reach: int, length: int) -> list[tuple[int, int]]:
+    """`stretches` widened by `reach` either side (clipped to the view), merged."""
+    spans: list[tuple[int, int]] = []
+    for first, last in stretches:
+        start, end = max(0, first - reach), min(length, last + reach)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _letter_spaced(view: str) -> bool:
+    """Whether `view` spaces a word letter by letter, or runs 24 letters together."""
+    if _TWO_SPACED.search(view) is not None and _SPACED_LETTERS.search(view) is not None:
+        return True
+    longest = max(map(len, view.split()), default=0)
+    return longest >= 24 and _LETTER_RUN.search(view) is not None
+
+
+def _record(
+    rule: Rule, view: str, spans: list[tuple[int, int]] | None, weights: dict[str, float]
+) -> None:
+    """Raise the rule's weight in `weights` to what it reaches in `view` (within `spans`)."""
+    if weights.get(rule.name, 0.0) >= rule.weight:
+        return
+    weight = _rule_weight(rule, view, spans)
+    if weight > weights.get(rule.name, 0.0):
+        weights[rule.name] = weight
+
+
+def _may_flood(tokens: list[str]) -> bool:
+    """Whether the same token could run 20 times in a row (the flooding rule's shape): at
+    least `_FLOOD_REPEATS` neighbouring tokens are equal."""
+    if len(tokens) <= _FLOOD_REPEATS:
+        return False
+    repeats = sum(1 for before, after in itertools.pairwise(tokens) if before == after)
+    return repeats >= _FLOOD_REPEATS
 
 
 def _spans(rule: Rule, view: str, tokens: frozenset[str]) -> list[tuple[int, int]] | None:
-    """In a long view, the stretches within `_REACH` of the rule's prefilter words and
-    needles (found as substrings, a superset of the whole-word hits), merged; None means
-    scan the whole view."""
+    """In a long view, the stretches within the rule's reach (its longest match, plus a
+    margin for look-arounds) of its prefilter words and needles (found as substrings, a
+    superset of the whole-word hits), merged; None means scan the whole view."""
     if not rule.words and not rule.needles:
         return None
     points: list[int] = []
@@ -252,9 +344,10 @@ def _spans(rule: Rule, view: str, tokens: frozenset[str]) -> list[tuple[int, int
         while found >= 0:
             points.append(found)
             found = view.find(needle, found + len(needle))
+    reach = rule.reach + _MARGIN
     spans: list[tuple[int, int]] = []
     for point in sorted(points):
-        start, end = max(0, point - _REACH), min(len(view), point + _REACH)
+        start, end = max(0, point - reach), min(len(view), point + reach)
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], end)
         else:
@@ -268,6 +361,8 @@ def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = No
     best = 0.0
     for start, end in spans if spans is not None else [(0, len(view))]:
         for match in rule.pattern.finditer(view, start, end):
+            if end < len(view) and rule.pattern.match(view, match.start()) is None:
+                continue  # matched only because the span cut the text short ("$")
             if not rule.dampened or not _asks_about(view, match.start()):
                 return rule.weight
             best = rule.weight * _DAMPING
@@ -281,12 +376,20 @@ def _asks_about(view: str, position: int) -> bool:
 
 
 def _typo_fold(text: str) -> str:
+    # Most texts hold no scrambled keyword: look each distinct word up once, and rewrite
+    # the text only when one of them is.
+    words = set(_LONG_WORD.findall(text)) - _KEYWORD_SET
+    if not any(_restored(word) != word for word in words):
+        return text
     return _LONG_WORD.sub(_restore_keyword, text)
 
 
-def _restore_keyword(match: re.Match[str]) -> str:
-    word = match.group()
+def _restored(word: str) -> str:
     keyword = _TYPO_INDEX.get((word[0], word[-1], frozenset(word[1:-1])))
     if keyword is None or abs(len(keyword) - len(word)) > 1:
         return word
     return keyword
+
+
+def _restore_keyword(match: re.Match[str]) -> str:
+    return _restored(match.group())

@@ -22,7 +22,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BUCKETS", "MAX_N", "bucket_features", "ngram_buckets"]
+__all__ = ["BUCKETS", "MAX_N", "bucket_features", "code_points", "ngram_buckets", "row_sums"]
 
 BUCKETS: Final = 1 << 18
 MAX_N: Final = 5
@@ -41,16 +41,37 @@ def _code_points(text: str) -> npt.NDArray[np.uint64]:
     return np.frombuffer(padded.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
 
 
+def code_points(text: str) -> npt.NDArray[np.uint64]:
+    """The code points of `text` (unpadded), as the hash reads them."""
+    return np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+
+
 def _rolling(points: npt.NDArray[np.uint64]) -> list[npt.NDArray[np.uint64]]:
-    """Per n-gram length, the bucket of the n-gram starting at each position where one fits."""
+    """Per n-gram length, the bucket of the n-gram starting at each position where one fits
+    (along the last axis, so a 2-D array hashes each row on its own)."""
     rows: list[npt.NDArray[np.uint64]] = []
-    rolling = np.zeros(len(points), dtype=np.uint64)
+    length = points.shape[-1]
+    rolling = np.zeros(points.shape, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for n in range(1, min(MAX_N, len(points)) + 1):
-            count = len(points) - n + 1
-            rolling = rolling[:count] * _MIX + points[n - 1 :]
+        for n in range(1, min(MAX_N, length) + 1):
+            count = length - n + 1
+            rolling = rolling[..., :count] * _MIX + points[..., n - 1 :]
             rows.append(((rolling * _MULTIPLIERS[n - 1]) >> _SHIFT) & _MASK)
     return rows
+
+
+def row_sums(
+    rows: npt.NDArray[np.uint64], weights: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float64]:
+    """For each row of padded code points, the dot product of its `bucket_features` with
+    `weights`: the same number `bucket_features` gives one text, for many at once."""
+    buckets = np.sort(np.concatenate(_rolling(rows), axis=1).astype(np.intp), axis=1)
+    distinct = np.empty(buckets.shape, dtype=bool)
+    distinct[:, :1] = True
+    np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])
+    sums = np.where(distinct, weights[buckets], 0.0).sum(axis=1, dtype=np.float64)
+    counts = np.maximum(1, distinct.sum(axis=1))
+    return np.asarray(sums / np.sqrt(counts), dtype=np.float64)
 
 
 def ngram_buckets(text: str) -> npt.NDArray[np.intp]:

@@ -58,6 +58,9 @@ _LEET_TOKEN = re.compile(
     r"(?<![a-z0-9@$|!])(?=[0-9@$|!]*[a-z])(?=[a-z]*[0-9@$|!])[a-z0-9@$|!]*[a-z0-9@$]"
 )
 _LEET_CHARS = re.compile(r"[0-9@$|!]")
+_ASCII_INVISIBLE: Final = {
+    point: None for point in range(128) if INVISIBLE.fullmatch(chr(point)) is not None
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,8 +99,14 @@ class NormalizedText:
 
 def normalize(text: str) -> NormalizedText:
     """Normalise `text` into every view the guards scan."""
-    stripped, hidden = _strip_tags(text)
-    cleaned = unicodedata.normalize("NFKC", INVISIBLE.sub("", BLANK.sub(" ", stripped)))
+    if text.isascii():
+        # Same result, cheaper: ASCII holds no tag characters, NFKC leaves it alone, its
+        # only blank is the space and its only invisibles are the control characters.
+        stripped, hidden = text, ""
+        cleaned = text.translate(_ASCII_INVISIBLE)
+    else:
+        stripped, hidden = _strip_tags(text)
+        cleaned = unicodedata.normalize("NFKC", INVISIBLE.sub("", BLANK.sub(" ", stripped)))
     visible = _collapse(cleaned)
     folded = fold(_collapse(_join_spaced(cleaned)))
     leet = leet_fold(folded)

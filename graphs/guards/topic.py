@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from graphs.guards.injection_rules import MAX_REACH, match_width
 from graphs.guards.normalize import NormalizedText, normalize
+from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 
 __all__ = ["OFF_TOPIC_KINDS", "off_topic_kind"]
 
@@ -92,10 +94,26 @@ OFF_TOPIC_KINDS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
 )
 
 
+_GATES: Final = tuple(word_gate(pattern) for _, pattern in OFF_TOPIC_KINDS)
+_WORDS: Final = tuple(gate_words(gate) for gate in _GATES)
+_REACH: Final = tuple(min(MAX_REACH, match_width(pattern)) + 24 for _, pattern in OFF_TOPIC_KINDS)
+_SHORT: Final = 600
+
+
 def off_topic_kind(text: str | NormalizedText) -> str | None:
     """The kind of clearly off-topic request `text` makes, or None when it is on topic."""
     folded = (normalize(text) if isinstance(text, str) else text).folded
-    for kind, pattern in OFF_TOPIC_KINDS:
-        if pattern.search(folded):
+    tokens = view_tokens(folded)[1]
+    for (kind, pattern), gate, words, reach in zip(
+        OFF_TOPIC_KINDS, _GATES, _WORDS, _REACH, strict=True
+    ):
+        # The word gate (words every match must contain) spares most texts the regex, and
+        # a long text is only read near those words.
+        if not gate_passes(gate, tokens):
+            continue
+        if len(folded) <= _SHORT or not words:
+            if pattern.search(folded):
+                return kind
+        elif search_near(pattern, folded, words & tokens, reach):
             return kind
     return None
