@@ -10,7 +10,6 @@ tests/test_startup.py holds this)."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import sys
 from collections.abc import Awaitable, Callable
@@ -18,14 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
-from tqdm import tqdm
 
 from bot.cli_errors import reported_errors, run_program, set_debug
-from bot.errors import IngestRefusedError, LoreError
+from bot.errors import LoreError
 from bot.library_output import route_library_output
 from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
-from bot.replies import plain_text
 
 if TYPE_CHECKING:
     from bot.app import Lore
@@ -34,7 +31,6 @@ if TYPE_CHECKING:
     from bot.settings import Settings
     from bot.sources import Source
     from graphs.ingest.state import IngestResult
-    from graphs.retrieval import RetrievedPassage
 
 __all__ = ["app", "main"]
 
@@ -83,33 +79,45 @@ async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
     return await bot.local_member(LOCAL_OWNER, user, create=create)
 
 
-def _describe(result: IngestResult, *, shared: bool) -> str:
-    from bot.sources import saved_message
-
-    text = plain_text(saved_message(result, shared=shared).body)
-    if result.pending_chunks:
-        text += f" ({result.pending_chunks} waiting for the vector store)"
-    return text
-
-
 async def ingest_folder(ingest: Ingest, folder: Path, *, shared: bool, quiet: bool) -> int:
     """Ingest every supported file under `folder`; return how many failed."""
-    from bot.ingest_requests import files_under
-    from bot.sources import Source
+    from bot.control import operations
+    from bot.control.output import TerminalOutput
 
-    files = await asyncio.to_thread(files_under, folder)
-    failures = 0
-    with tqdm(files, desc="Ingesting", unit="file", disable=quiet or not files) as progress:
-        for path in progress:
-            try:
-                result = await ingest(Source(path=path))
-            except IngestRefusedError as exc:
-                failures += 1
-                tqdm.write(f"Skipped {path}: {exc}", file=sys.stderr)
-                continue
-            if not quiet:
-                tqdm.write(_describe(result, shared=shared))
-    return failures
+    return await operations.ingest_folder(
+        ingest, folder, TerminalOutput(), shared=shared, quiet=quiet
+    )
+
+
+def _perform(op: str, **args: object) -> None:
+    """Run store command `op` in the running bot (over its control socket) when one holds
+    the data directory, else with this process's own store; the same lines and exit code."""
+    from bot.control import operations
+    from bot.control.client import connect
+    from bot.control.output import TerminalOutput
+    from bot.settings import load_settings
+
+    with reported_errors():
+        data_dir = load_settings().data_dir
+    out = TerminalOutput()
+
+    async def in_the_bot() -> int | None:
+        connection = await connect(data_dir)
+        if connection is None:
+            return None
+        async with connection:
+            return await connection.run(op, args, out)
+
+    code = asyncio.run(in_the_bot())
+    if code is None:
+
+        async def here(lore: Lore) -> int:
+            call = operations.Call(lore.bot, out, operations.Args(args), alone=True)
+            return await operations.perform(op, call)
+
+        code = _run(here)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()
@@ -119,27 +127,7 @@ def ingest(
     user: Annotated[str | None, typer.Option(help="Whose private collection.")] = None,
 ) -> None:
     """Remember a file, every supported file in a folder, or a web page."""
-    from bot.ingest_requests import looks_like_url
-    from bot.sources import Source
-
-    path = Path(source).expanduser()
-
-    async def work(lore: Lore) -> int:
-        who = await _acting_as(lore.bot, user, create=True)
-
-        async def one(item: Source) -> IngestResult:
-            return await lore.bot.ingest(who, item, shared=shared)
-
-        if looks_like_url(source):
-            typer.echo(_describe(await one(Source(url=source)), shared=shared))
-            return 0
-        if await asyncio.to_thread(path.is_dir):
-            return await ingest_folder(one, path, shared=shared, quiet=False)
-        typer.echo(_describe(await one(Source(path=path)), shared=shared))
-        return 0
-
-    if _run(work):
-        raise typer.Exit(1)
+    _perform("ingest", source=source, shared=shared, user=user, cwd=str(Path.cwd()))
 
 
 @app.command()
@@ -149,53 +137,19 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=50)] = 5,
 ) -> None:
     """Show the passages that best match a query, with their source and score."""
-
-    async def work(lore: Lore) -> None:
-        who = await _acting_as(lore.bot, user, create=False)
-        _print_hits(await lore.bot.search(who, query, limit=limit))
-
-    _run(work)
-
-
-def _print_hits(hits: list[RetrievedPassage]) -> None:
-    if not hits:
-        typer.echo("Nothing in the knowledge base matches that.")
-    for rank, hit in enumerate(hits, start=1):
-        passage = hit.passage
-        where = " > ".join(passage.heading_path) or passage.document_title
-        scope = "private" if hit.private else "shared"
-        typer.echo(f"[{rank}] {passage.document_title} ({scope}, score {hit.score:.3f})")
-        typer.echo(f"    {where} - {passage.source_ref}")
-        snippet = " ".join(passage.text.split())
-        typer.echo(f"    {snippet[:300]}{'...' if len(snippet) > 300 else ''}")
+    _perform("search", query=query, user=user, limit=limit)
 
 
 @app.command()
 def reindex() -> None:
     """Re-embed chunks whose vectors are missing and remove orphan points and files."""
-    from graphs.ingest.state import chunks_text
-
-    async def work(lore: Lore) -> None:
-        # This process holds the data directory alone, so no ingest is half-way.
-        report = await lore.bot.maintenance.reindex(folder_min_age_seconds=0)
-        typer.echo(
-            f"Re-embedded {chunks_text(report.reembedded_chunks)}; removed "
-            f"{report.removed_orphan_points} orphan points and "
-            f"{report.removed_orphan_folders} orphan folders."
-        )
-
-    _run(work)
+    _perform("reindex")
 
 
 @app.command()
 def stats() -> None:
     """Counts of users, documents, chunks and vectors."""
-
-    async def work(lore: Lore) -> None:
-        for name, value in dataclasses.asdict(await lore.bot.maintenance.stats()).items():
-            typer.echo(f"{name.replace('_', ' ')}: {value}")
-
-    _run(work)
+    _perform("stats")
 
 
 @app.command()
@@ -361,6 +315,19 @@ def options(
 ) -> None:
     """Options for every command."""
     set_debug(debug)
+
+
+@app.command()
+def health() -> None:
+    """Exit 0 when a bot runs on this data directory and answers; 1, saying so, when not."""
+    from bot.control.client import ask_health
+    from bot.control.output import TerminalOutput
+    from bot.settings import load_settings
+
+    with reported_errors():
+        data_dir = load_settings().data_dir
+    if asyncio.run(ask_health(data_dir, TerminalOutput())):
+        raise typer.Exit(1)
 
 
 def main() -> None:

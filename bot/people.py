@@ -7,19 +7,37 @@ platform's payload — never from a role an edge claims or from model output.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from bot.errors import NotInvitedError, OwnerOnlyError
 from bot.events import Identity
 from storage.users import Role, User, UserRepository
 
-__all__ = ["LOCAL_OWNER", "LOCAL_PLATFORM", "People"]
+__all__ = ["LOCAL_OWNER", "LOCAL_PLATFORM", "People", "terminal_operator"]
 
 # The person at this machine's terminal (the CLI, the terminal chat, MCP over stdio). An owner
 # when settings say so (the default OWNERS=console:owner), and always in the CLI's own
 # maintenance commands: whoever runs those can read the data directory anyway.
 LOCAL_PLATFORM = "console"
 LOCAL_OWNER = Identity(LOCAL_PLATFORM, "owner", "You")
+_LOCAL_KEY = (LOCAL_OWNER.platform, LOCAL_OWNER.platform_user_id)
+
+# True while a CLI command sent over the control socket runs (in its task and those it starts).
+_OPERATOR: ContextVar[bool] = ContextVar("lore_terminal_operator", default=False)
+
+
+@contextmanager
+def terminal_operator() -> Iterator[None]:
+    """While this holds, the local owner is an owner whatever OWNERS says: the running bot
+    does a CLI command for someone who can read its data directory anyway (the control
+    socket admits only the bot's own user)."""
+    token = _OPERATOR.set(True)
+    try:
+        yield
+    finally:
+        _OPERATOR.reset(token)
 
 
 class People:
@@ -36,7 +54,8 @@ class People:
 
     def is_configured_owner(self, identity: Identity) -> bool:
         """Whether settings (or the terminal) make this identity an owner."""
-        return (identity.platform, identity.platform_user_id) in self._owners
+        key = (identity.platform, identity.platform_user_id)
+        return key in self._owners or (key == _LOCAL_KEY and _OPERATOR.get())
 
     async def find(self, identity: Identity) -> User | None:
         """The registered user behind an identity; configured owners register on first use."""

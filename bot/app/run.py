@@ -12,6 +12,7 @@ from contextlib import AsyncExitStack
 
 from bot.app.core import Lore
 from bot.app.edge_failures import edge_start_error
+from bot.control.server import ControlServer
 from bot.edge import Edge, RunningEdge
 from scheduler.runner import Scheduler
 
@@ -53,6 +54,8 @@ async def run_edges(
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     async with AsyncExitStack() as stack:
+        # CLI commands (`lore ingest`, `lore health`, ...) reach this bot through the socket.
+        await stack.enter_async_context(ControlServer(lore.bot, lore.settings.data_dir))
         for signal_number in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signal_number, stop.set)

@@ -1,0 +1,216 @@
+"""The CLI beside the running bot: store commands go over `DATA_DIR/control.sock` while a bot
+holds the data directory, with the same output and exit code as without one."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import signal
+import socket
+import stat
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.app import Lore, open_lore
+from bot.control.client import ask_health, connect
+from bot.control.protocol import MAX_FRAME_BYTES, decode, socket_path
+from bot.control.server import ControlServer
+from bot.control.socket_paths import reachable
+from bot.errors import NotInvitedError
+from bot.people import LOCAL_OWNER
+from bot.sources import Source
+from tests.conftest import SettingsFactory
+
+LORE = Path(sys.executable).parent / "lore"
+NOTES = {
+    "wifi.md": "# Office wifi\n\nThe guest wifi password is printed on the kitchen whiteboard.\n",
+    "parking.txt": "Parking: visitors park in bay 12 behind the bakery.\n",
+    "tool.exe": "MZ not a document\n",
+}
+
+
+class Recorded:
+    """An `Output` that keeps what a command printed."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[str, str]] = []
+        self.steps = 0
+
+    def echo(self, text: str, *, err: bool = False) -> None:
+        self.lines.append(("err" if err else "out", text))
+
+    def progress(self, total: int, description: str) -> None:
+        self.lines.append(("progress", f"{description} {total}"))
+
+    def advance(self) -> None:
+        self.steps += 1
+
+    def progress_end(self) -> None:
+        if self.lines and self.lines[-1][0] == "progress":
+            self.lines.append(("progress", "end"))
+
+
+def make_workdir(root: Path, models_dir: Path) -> Path:
+    """A working directory with its `.env` and a folder of notes."""
+    root.mkdir()
+    (root / ".env").write_text(
+        f"DATA_DIR={root / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=\nLOG_LEVEL=WARNING\n"
+    )
+    notes = root / "notes"
+    notes.mkdir()
+    for name, text in NOTES.items():
+        (notes / name).write_text(text)
+    return root
+
+
+def lore(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S603 - our own console script
+        [str(LORE), *args], cwd=workdir, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+def messages(stderr: str) -> list[str]:
+    """stderr without the progress bar (its timings differ run to run)."""
+    parts = re.split(r"[\r\n]", stderr)
+    return [part for part in parts if part.strip() and not part.startswith("Ingesting:")]
+
+
+@pytest.fixture
+def running_bot(tmp_path: Path, models_dir: Path) -> Iterator[tuple[Path, subprocess.Popen[str]]]:
+    """`lore run` on a workdir's data directory, started from another directory, its input
+    left open; stopped with SIGTERM."""
+    workdir = make_workdir(tmp_path / "with-bot", models_dir)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".env").write_text((workdir / ".env").read_text())
+    bot = subprocess.Popen(  # noqa: S603 - our own console script
+        [str(LORE), "run"],
+        cwd=elsewhere,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert bot.stdout is not None
+        for line in bot.stdout:  # the chat greets once every edge, and the socket, is up
+            if "Lore is ready" in line:
+                break
+        else:
+            pytest.fail(f"lore run ended early: {bot.stderr.read() if bot.stderr else ''}")
+        yield workdir, bot
+    finally:
+        bot.send_signal(signal.SIGTERM)
+        bot.communicate(timeout=60)
+
+
+COMMANDS = [
+    ("ingest", "notes", "--shared"),
+    ("ingest", "notes/wifi.md", "--shared"),
+    ("ingest", "notes/missing.md"),
+    ("search", "where can visitors park?"),
+    ("search", "wifi", "--user", "typo-nobody"),
+    ("stats",),
+    ("reindex",),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_commands_beside_the_running_bot_print_what_they_print_without_it(
+    tmp_path: Path, models_dir: Path, running_bot: tuple[Path, subprocess.Popen[str]]
+) -> None:
+    alone = make_workdir(tmp_path / "alone", models_dir)
+    beside, bot = running_bot
+    got_bar = ""
+    for args in COMMANDS:
+        expected = lore(alone, *args)
+        got = lore(beside, *args)
+        got_bar += got.stderr
+        same_paths = got.stdout.replace(str(beside), str(alone))
+        assert (got.returncode, same_paths) == (expected.returncode, expected.stdout), args
+        assert messages(got.stderr.replace(str(beside), str(alone))) == messages(expected.stderr), (
+            args
+        )
+        assert "in use by process" not in got.stderr
+    assert "Ingesting: 100%" in got_bar
+    assert bot.poll() is None  # the bot ran all along
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_health_answers_with_the_bot_and_says_so_without_it(
+    running_bot: tuple[Path, subprocess.Popen[str]],
+) -> None:
+    workdir, bot = running_bot
+    mode = (workdir / "data" / "control.sock").stat().st_mode
+    assert stat.S_ISSOCK(mode)
+    assert stat.S_IMODE(mode) == 0o600
+    healthy = lore(workdir, "health")
+    assert healthy.returncode == 0, healthy.stderr
+    assert healthy.stdout.startswith(f"Lore is running: process {bot.pid}")
+    assert len(healthy.stdout.splitlines()) == 1
+
+    bot.send_signal(signal.SIGTERM)
+    bot.communicate(timeout=60)
+    assert not (workdir / "data" / "control.sock").exists()
+    gone = lore(workdir, "health")
+    assert gone.returncode == 1
+    assert gone.stderr.startswith("Lore is not running: no bot answers at ")
+    assert gone.stdout == ""
+
+
+async def test_a_garbage_request_gets_an_error_and_the_bot_keeps_serving(lore: Lore) -> None:
+    data_dir = lore.settings.data_dir
+    async with ControlServer(lore.bot, data_dir):
+        for garbage in (b"\x00\xffnot json\n", b"[1, 2]\n", b"x" * (MAX_FRAME_BYTES + 10)):
+            with reachable(socket_path(data_dir)) as address:
+                reader, writer = await asyncio.open_unix_connection(address)
+            writer.write(garbage)
+            writer.write_eof()
+            frames = [decode(line) for line in (await reader.read()).splitlines()]
+            writer.close()
+            assert frames[0]["kind"] == "err"
+            assert frames[-1] == {"kind": "exit", "code": 2}
+        answered = Recorded()
+        assert await ask_health(data_dir, answered) == 0
+        assert answered.lines[0][1].startswith("Lore is running")
+
+
+async def test_the_bot_replaces_a_stale_socket_and_removes_its_own(lore: Lore) -> None:
+    data_dir = lore.settings.data_dir
+    path = socket_path(data_dir)
+    with reachable(path) as address, socket.socket(socket.AF_UNIX) as crashed:
+        crashed.bind(address)  # a crashed bot's socket: the file, nobody listening
+    assert await connect(data_dir) is None
+    said = Recorded()
+    assert await ask_health(data_dir, said) == 1
+    async with ControlServer(lore.bot, data_dir):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert await ask_health(data_dir, Recorded()) == 0
+    assert not path.exists()
+    assert list(data_dir.glob(".control-*")) == []
+
+
+async def test_a_command_runs_as_the_local_owner_even_when_owners_name_others(
+    make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    note = tmp_path / "note.md"
+    note.write_text("# Boiler\n\nThe boiler reset button is behind the blue panel.\n")
+    settings = make_settings(owners="telegram:1")
+    async with open_lore(settings) as core, ControlServer(core.bot, settings.data_dir):
+        # Outside a control request, the local owner is nobody here.
+        with pytest.raises(NotInvitedError):
+            await core.bot.ingest(LOCAL_OWNER, Source(path=note), shared=True)
+        connection = await connect(settings.data_dir)
+        assert connection is not None
+        shown = Recorded()
+        async with connection:
+            request = {"source": "note.md", "shared": True, "cwd": str(tmp_path)}
+            code = await connection.run("ingest", request, shown)
+    assert code == 0, shown.lines
+    assert shown.lines == [("out", "✅ Saved: Boiler (1 chunk) in the shared knowledge.")]
