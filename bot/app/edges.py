@@ -100,7 +100,7 @@ async def _slack_edge(lore: Lore) -> Edge:
     return SlackEdge(config, await _ledger(lore, SlackEdge.platform))
 
 
-def terminal_edge(*, interactive: bool) -> Edge:
+def terminal_edge(*, interactive: bool) -> ConsoleEdge:
     """The terminal chat (interactive at a terminal, scripted with piped input)."""
     return ConsoleEdge(interactive=interactive)
 
