@@ -47,22 +47,31 @@ T = TypeVar("T")
 Ingest = Callable[["Source"], Awaitable["IngestResult"]]
 
 
-def _configure_logging(settings: Settings) -> None:
+def _configure_logging(settings: Settings, *, to_file: bool = False) -> None:
+    """Log to stderr; `to_file` (the terminal chat at a terminal): to DATA_DIR/logs instead."""
+    if to_file:
+        from adapters.console import print_above_prompt
+        from bot.chat_logs import log_to_file
+
+        path = log_to_file(settings.data_dir, show=print_above_prompt, level=settings.log_level)
+        typer.echo(f"Logs go to {path}")
     configure_logging(settings.log_level, settings.log_level_third_party, settings.secret_values())
     route_library_output(level=settings.log_level)
 
 
-def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
+def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True, chat: bool = False) -> T:
     """Open the core, run one piece of work, close; a failure ends the command with one line
     on stderr (see `bot.cli_errors`).
 
-    `operator`: the person at the terminal acts as an owner (maintenance commands)."""
+    `operator`: the person at the terminal acts as an owner (maintenance commands).
+    `chat`: the work runs the terminal chat; at a terminal, logs go to a file."""
     from bot.app import open_lore
     from bot.settings import load_settings
 
     with reported_errors():
         settings = load_settings()
-    _configure_logging(settings)
+    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
+        _configure_logging(settings, to_file=chat and sys.stdin.isatty())
 
     async def go() -> T:
         async with open_lore(settings, operator=operator) as lore:
@@ -162,7 +171,7 @@ def chat() -> None:
         edge = terminal_edge(interactive=sys.stdin.isatty())
         await run_edges(lore, [edge], announce=typer.echo)
 
-    _run(work, operator=False)
+    _run(work, operator=False, chat=True)
 
 
 async def _load_sample(lore: Lore) -> None:
@@ -181,6 +190,14 @@ async def _load_sample(lore: Lore) -> None:
     )
 
 
+# Kept in step with EDGE_SETTINGS by tests/test_terminal_chat.py.
+NO_EDGE = (
+    "No chat edge is configured and there is no input to answer: set TELEGRAM_BOT_TOKEN, "
+    "SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN or MCP_HTTP_PORT (see docs/configuration.md), "
+    "or run Lore at a terminal."
+)
+
+
 @app.command()
 def run() -> None:
     """Start Lore: every configured chat edge, the jobs, and the terminal chat when there is
@@ -188,17 +205,25 @@ def run() -> None:
     from bot.app.edges import EDGE_SETTINGS, platform_edges, terminal_edge
     from bot.app.run import run_edges
 
-    async def work(lore: Lore) -> None:
+    async def work(lore: Lore) -> bool:
         await _load_sample(lore)
         edges = await platform_edges(lore)
         interactive = sys.stdin.isatty()
         if not interactive and not edges:
             logger.info("No chat edge configured (%s); reading stdin", ", ".join(EDGE_SETTINGS))
-        if interactive or not edges:
-            edges.append(terminal_edge(interactive=interactive))
+        if not (interactive or edges):
+            terminal = terminal_edge(interactive=False)
+            await run_edges(lore, [terminal], announce=typer.echo)
+            return terminal.got_input
+        if interactive:
+            edges.append(terminal_edge(interactive=True))
         await run_edges(lore, edges, announce=typer.echo)
+        return True
 
-    _run(work, operator=False)
+    if not _run(work, operator=False, chat=True):
+        # Nothing to serve and nothing was asked: a container without a terminal.
+        typer.echo(NO_EDGE, err=True)
+        raise typer.Exit(2)
 
 
 @app.command("mcp")

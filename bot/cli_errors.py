@@ -11,7 +11,10 @@ Exit codes: 2 for a wrong setting, 130 for Ctrl-C, 1 for everything else.
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -98,9 +101,24 @@ def reported_errors(*, secrets: Iterable[str] = (), data_dir: Path | None = None
 
 
 def run_program(program: Callable[[], object]) -> None:
-    """Run the whole command line; whatever a command did not handle is still one line."""
+    """Run the whole command line; whatever a command did not handle is still one line.
+
+    Then leave at once: everything Lore opened was closed by its exit stack, and the
+    interpreter's own teardown of the native libraries (ONNX Runtime, the vector engine)
+    takes seconds on a small machine with nothing left to save, so Ctrl-D or Ctrl-C in the
+    terminal chat would seem to hang. Output and logs are flushed first."""
+    code: int = 0
     try:
         with reported_errors():
             program()
     except click.exceptions.Exit as done:
-        raise SystemExit(done.exit_code) from None
+        code = done.exit_code
+    except SystemExit as done:
+        code = done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+        if isinstance(done.code, str):
+            sys.stderr.write(done.code + "\n")
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

@@ -26,7 +26,9 @@ TERMINAL_HELP = "\n/quit (or an empty line) ends the chat."
 
 
 class ConsoleChat:
-    """A read-answer loop for one person at the terminal (the local owner by default)."""
+    """A read-answer loop for one person at the terminal (the local owner by default).
+
+    `got_input` tells whether any line came before the input ended."""
 
     def __init__(
         self,
@@ -45,13 +47,19 @@ class ConsoleChat:
         self._prompt = "you> " if interactive else ""
         self._identity = identity
         self._chat = chat
+        self.got_input = False
 
     async def run(self) -> None:
         """Chat until an empty line, /quit or the end of input."""
         self._write("Lore is ready. Ask a question, or /help.\n")
         while True:
             line = await self._read(self._prompt)
-            if line is None or not line.strip() or line.strip() in QUIT:
+            if line is None:
+                if self._interactive:
+                    self._write("\n")  # Ctrl-D: the shell's prompt starts on its own line
+                return
+            self.got_input = True
+            if not line.strip() or line.strip() in QUIT:
                 return
             await self.handle(line.strip())
 

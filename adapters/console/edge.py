@@ -11,7 +11,7 @@ from contextlib import asynccontextmanager
 
 from adapters.console.chat import ConsoleChat
 from adapters.console.notifier import ConsoleNotifier
-from adapters.console.terminal import TerminalInput
+from adapters.console.terminal import TerminalInput, prompt_showing
 from bot.edge import RunningEdge
 from bot.people import LOCAL_OWNER, LOCAL_PLATFORM
 from bot.service import Bot
@@ -31,6 +31,12 @@ class ConsoleEdge:
 
     def __init__(self, *, interactive: bool) -> None:
         self._interactive = interactive
+        self._chat: ConsoleChat | None = None
+
+    @property
+    def got_input(self) -> bool:
+        """Whether any line was read (False when the input ended before anything was asked)."""
+        return self._chat is not None and self._chat.got_input
 
     @asynccontextmanager
     async def running(self, bot: Bot) -> AsyncIterator[RunningEdge]:
@@ -40,7 +46,7 @@ class ConsoleEdge:
             LOCAL_PLATFORM, ConsoleNotifier(_write, local_user_id=user.id if user else "")
         )
         terminal = TerminalInput()
-        chat = ConsoleChat(
+        chat = self._chat = ConsoleChat(
             bot, read_line=terminal.read, write=_write, interactive=self._interactive
         )
         running = RunningEdge("terminal")
@@ -55,6 +61,8 @@ class ConsoleEdge:
         try:
             yield running
         finally:
+            if prompt_showing():
+                _write("\n")  # stopped at the prompt (Ctrl-C): end its line
             terminal.close()
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):

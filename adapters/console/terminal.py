@@ -9,9 +9,41 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import sys
 import threading
 
-__all__ = ["TerminalInput"]
+__all__ = ["TerminalInput", "print_above_prompt"]
+
+CLEAR_LINE = "\r\x1b[2K"
+
+
+class _Prompt:
+    """The prompt `input()` is showing right now (None when no line is being read)."""
+
+    shown: str | None = None
+
+
+def prompt_showing() -> bool:
+    """Whether a prompt is waiting for a line at an interactive terminal."""
+    return bool(_Prompt.shown) and sys.stdout.isatty()
+
+
+def print_above_prompt(text: str) -> None:
+    """Print `text` (a warning) on stderr; while a prompt waits for a line, above it: the
+    prompt's line is cleared first and shown again after, with what was typed so far."""
+    prompt = _Prompt.shown
+    if prompt is None or not sys.stdout.isatty():
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        return
+    readline = sys.modules.get("readline")  # line editing, when something loaded it
+    typed = readline.get_line_buffer() if readline is not None else ""
+    sys.stdout.write(CLEAR_LINE)
+    sys.stdout.flush()
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+    sys.stdout.write(prompt + typed)
+    sys.stdout.flush()
 
 
 class TerminalInput:
@@ -39,10 +71,13 @@ class TerminalInput:
     def _serve(self) -> None:
         while (request := self._requests.get()) is not None:
             prompt, future = request
+            _Prompt.shown = prompt
             try:
                 line: str | None = input(prompt)
             except (EOFError, KeyboardInterrupt):
                 line = None
+            finally:
+                _Prompt.shown = None
             loop = future.get_loop()
             if not loop.is_closed():
                 loop.call_soon_threadsafe(_settle, future, line)

@@ -19,6 +19,7 @@ from bot.settings import Settings
 from storage.processed_events import ProcessedEvents
 
 if TYPE_CHECKING:
+    from adapters.console import ConsoleEdge
     from adapters.discord import DiscordConfig
     from adapters.telegram import TelegramConfig
     from bot.app.core import Lore
@@ -116,7 +117,7 @@ async def _slack_edge(lore: Lore) -> Edge:
     return SlackEdge(config, await _ledger(lore, SlackEdge.platform))
 
 
-def terminal_edge(*, interactive: bool) -> Edge:
+def terminal_edge(*, interactive: bool) -> ConsoleEdge:
     """The terminal chat (interactive at a terminal, scripted with piped input)."""
     from adapters.console import ConsoleEdge
 
