@@ -47,7 +47,7 @@ from bot.settings import load_settings
 from bot.sources import Source
 from graphs.llm.openai_compat import OpenAICompatibleModel
 from graphs.llm.types import ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
-from tests.fakes.openai_server import FakeOpenAI, Writer
+from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Writer
 
 __all__ = ["main"]
 
@@ -60,38 +60,45 @@ QUERY = "private notes"
 MAX_THREAD_TURNS = 200  # AgentLimits.max_thread_turns: beyond it the guard refuses
 
 
+def query(n: int) -> str:
+    """The n-th search query: a different text every time, so no cache of query embeddings
+    makes a turn look cheaper than a real one."""
+    return f"{QUERY} {n}"
+
+
 class RoutedFake(FakeOpenAI):
     """The fake, answering by what was asked: after a tool result, text citing [1]; otherwise
-    a search_knowledge call when `search` is on, else text.
+    a search_knowledge call (for a new query each time) when `search` is on, else text.
 
-    A scripted reply runs synchronously up to its first await, right after the fake recorded
-    the request, so `requests[-1]` is the request being answered. It re-queues itself, so the
-    script never runs dry however many turns run at once.
+    It re-queues itself, so the script never runs dry however many turns run at once.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.search = False
+        self.searches = 0
         self.captured: list[dict[str, Any]] | None = None
         self.enqueue_text(ANSWER, chunks=3)
         self.enqueue_text(ANSWER + " [1]", chunks=3)
-        self.enqueue_tool_call("search_knowledge", f'{{"query": "{QUERY}"}}')
-        self._tool = self._script.pop()
         self._cited = self._script.pop()
         self._plain = self._script.pop()
         self._script.append(self._routed)
 
-    async def _routed(self, writer: Writer) -> None:
+    async def _routed(self, writer: Writer, request: RecordedRequest) -> None:
         self._script.append(self._routed)
-        body = self.requests[-1].body
-        self.requests.clear()  # keep the fake's memory flat: only the last request matters
+        body = request.body
+        self.requests.clear()  # keep the fake's memory flat
         if self.captured is not None:
             self.captured.append(body)
         if body["messages"][-1]["role"] == "tool":
             reply = self._cited
+        elif self.search:
+            self.searches += 1
+            self.enqueue_tool_call("search_knowledge", f'{{"query": "{query(self.searches)}"}}')
+            reply = self._script.pop()
         else:
-            reply = self._tool if self.search else self._plain
-        await reply(writer)
+            reply = self._plain
+        await reply(writer, request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,12 +241,15 @@ async def graph_turn(bench: Bench, member: Identity, chat: ChatRef) -> Sample:
     return Sample(first, total)
 
 
-async def raw_turn(bench: Bench, first_call: Request, second_call: Request | None) -> Sample:
-    """The same model work as one turn, without the graph (and, for search, the same search)."""
+async def raw_turn(
+    bench: Bench, first_call: Request, second_call: Request | None, n: int
+) -> Sample:
+    """The same model work as one turn, without the graph (and, for search, the same kind of
+    search, for a query of its own)."""
     started = time.perf_counter()
     first = await raw_call(bench.model, first_call, started)
     if second_call is not None:
-        await bench.lore.bot.search(OWNER, QUERY, limit=5, private=False)
+        await bench.lore.bot.search(OWNER, query(-n - 1), limit=5, private=False)
         first = await raw_call(bench.model, second_call, started)
     total = time.perf_counter() - started
     if first is None:
@@ -303,8 +313,8 @@ async def measure_row(
     first_call, second_call = await capture_requests(bench, fake, kind)
     for users in sorted({1, concurrency}):
 
-        async def raw(_: int) -> Sample:
-            return await raw_turn(bench, first_call, second_call)
+        async def raw(i: int, users: int = users) -> Sample:
+            return await raw_turn(bench, first_call, second_call, users * 1_000_000 + i)
 
         async def graph(i: int, users: int = users) -> Sample:
             member = members[i % len(members)]
