@@ -22,25 +22,32 @@ threads (about turns/concurrency turns each). `--thread-turns N` then runs N tur
 row in a single thread, to show how a turn slows down as its thread grows. Last, the size of
 the checkpoint store the runs left behind.
 
+Every search is for a query of its own (`query(n)`), so the cache of query embeddings never
+answers one. With `--spans`, each row's one-user graph phase also prints where a turn's time
+goes: the calls outside the model (benchmarks/spans.py: checkpoint reads and writes, searches,
+embeddings, SQLite, guards) and the graph's own per-node timings from the turn log.
+
     .venv/bin/python -m benchmarks.turn [--turns 1000] [--concurrency 50] [--rows plain search]
-                                        [--thread-turns 0]
+                                        [--thread-turns 0] [--spans]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import resource
 import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.spans import Spans
 from bot.app import Lore, open_lore
 from bot.events import AnswerDelta, ChatRef, Identity, TurnDone
 from bot.settings import load_settings
@@ -303,8 +310,21 @@ HEADER = (
 )
 
 
-async def measure_row(
-    bench: Bench, fake: RoutedFake, kind: str, turns: int, concurrency: int
+async def node_times(lore: Lore, chat_prefix: str) -> str:
+    """Mean ms per graph node over the turns logged in chats starting with `chat_prefix`."""
+    rows = await lore.database.fetch_all(
+        "SELECT node_latency_json FROM turn_log WHERE chat_id LIKE ?", (chat_prefix + "%",)
+    )
+    totals: dict[str, float] = {}
+    for row in rows:
+        for node, ms in json.loads(row["node_latency_json"] or "{}").items():
+            totals[node] = totals.get(node, 0.0) + ms
+    parts = sorted(totals.items(), key=lambda item: -item[1])
+    return ", ".join(f"{node} {ms / max(1, len(rows)):.2f}" for node, ms in parts)
+
+
+async def measure_row(  # noqa: PLR0917 - the command line's options
+    bench: Bench, fake: RoutedFake, kind: str, turns: int, concurrency: int, spans: bool
 ) -> None:
     fake.search = kind == "search"
     members = bench.members
@@ -323,9 +343,14 @@ async def measure_row(
 
         await run_phase(min(turns, 50), users, raw)  # warm the raw path too
         raw_result = await run_phase(turns, users, raw)
-        graph_result = await run_phase(turns, users, graph)
+        with Spans.installed() if spans and users == 1 else nullcontext() as recorded:
+            graph_result = await run_phase(turns, users, graph)
         print(row(f"{kind} raw", users, raw_result, None))
         print(row(f"{kind} graph", users, graph_result, raw_result))
+        if recorded is not None:
+            recorded.print(turns=turns, wall=graph_result.wall)
+            nodes = await node_times(bench.lore, f"{kind}-1-")
+            print(f"    graph nodes, ms per turn (turn log): {nodes}")
     print(f"{'':<13} after the {kind} row: {memory()}")
 
 
@@ -365,7 +390,9 @@ async def long_thread(bench: Bench, fake: RoutedFake, kind: str, turns: int) -> 
     )
 
 
-async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: int) -> None:
+async def run(
+    turns: int, concurrency: int, rows: Sequence[str], thread_turns: int, spans: bool
+) -> None:
     async with RoutedFake() as fake:
         with tempfile.TemporaryDirectory() as tmp:
             settings = load_settings(
@@ -391,7 +418,7 @@ async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: i
                 )
                 print(HEADER)
                 for kind in rows:
-                    await measure_row(bench, fake, kind, turns, concurrency)
+                    await measure_row(bench, fake, kind, turns, concurrency, spans)
                 for kind in rows if thread_turns else ():
                     await long_thread(bench, fake, kind, thread_turns)
                     print(f"  {memory()}")
@@ -410,6 +437,7 @@ def main() -> None:
     parser.add_argument(
         "--thread-turns", type=int, default=0, help="then N turns of each row in one thread"
     )
+    parser.add_argument("--spans", action="store_true", help="print where a turn's time goes")
     args = parser.parse_args()
     if args.concurrency < 1 or args.turns < args.concurrency:
         parser.error("need --concurrency >= 1 and --turns >= --concurrency")
@@ -417,7 +445,7 @@ def main() -> None:
         parser.error(f"keep --turns / --concurrency under {MAX_THREAD_TURNS - 5} (thread cap)")
     if not 0 <= args.thread_turns < MAX_THREAD_TURNS:
         parser.error(f"--thread-turns must be below {MAX_THREAD_TURNS} (thread cap)")
-    asyncio.run(run(args.turns, args.concurrency, args.rows, args.thread_turns))
+    asyncio.run(run(args.turns, args.concurrency, args.rows, args.thread_turns, args.spans))
 
 
 if __name__ == "__main__":
