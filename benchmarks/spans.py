@@ -34,6 +34,7 @@ TARGETS: tuple[tuple[str, str, str], ...] = (
     ("checkpoint write", "langgraph.checkpoint.sqlite.aio:AsyncSqliteSaver.aput_writes", "call"),
     ("embedding (model run)", "storage.embeddings:Embedder.embed_query", "call"),
     ("embedding (model run)", "storage.embeddings:Embedder.embed_passages", "call"),
+    ("embedding (model run)", "graphs.query_batching:QueryBatcher._vectors", "call"),
     ("vector search", "storage.edge_store:EdgeVectorStore.search", "call"),
     ("vector search", "storage.edge_store:EdgeVectorStore.search_lexical", "call"),
     ("knowledge search (all)", "graphs.retrieval:Retriever.search", "call"),
@@ -41,6 +42,7 @@ TARGETS: tuple[tuple[str, str, str], ...] = (
     ("SQLite read", "storage.database:Database.fetch_all", "call"),
     ("SQLite read", "storage.database:Database.fetch_one", "call"),
     ("SQLite write transaction", "storage.database:Database.transaction", "context"),
+    ("SQLite one-statement write", "storage.database:Database.write", "call"),
     ("guard checks", "graphs.agent.nodes:check_turn", "call"),
     ("Bot API call", "telegram._bot:Bot._post", "call"),
 )
@@ -82,7 +84,9 @@ class Spans:
             return None
         *parents, name = path.split(".")
         for parent in parents:
-            owner = getattr(owner, parent)
+            owner = getattr(owner, parent, None)
+        if owner is None or not hasattr(owner, name):
+            return None  # not in this version of the code
         original = owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)
         wrapper = self._context(span, original) if kind == "context" else self._call(span, original)
         setattr(owner, name, wrapper)

@@ -9,7 +9,8 @@ thing measured) and the same number of concurrent updates. Reported per bot:
 - time to first visible text: from queueing an update at the fake to the first call that
   shows text in that chat (a draft, a message, or an edit), p50/p95 over sequential updates;
 - updates/s: `--updates` questions queued at once from `--members` private chats, until
-  every final answer has arrived;
+  every final answer has arrived, and the process CPU time per update meanwhile (the fake
+  server included, for both bots; far less disturbed by a busy machine than wall time);
 - the ratios Lore/echo (latency) and echo/Lore (throughput);
 - Lore's Bot API calls per update, by method; with `--spans`, where an update's time goes
   (benchmarks/spans.py: checkpoints, searches, embeddings, SQLite, guards, Bot API calls).
@@ -66,6 +67,7 @@ def question(n: int) -> str:
 
 OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
 TEXT_METHODS = {"sendMessageDraft", "sendMessage", "editMessageText"}
+CPU_MS: dict[int, float] = {}  # CPU ms per update in the throughput phase, by bot
 
 
 def _members(count: int) -> list[TgUser]:
@@ -96,10 +98,11 @@ async def _measure(
         fake.enqueue(fake.message(member, question(n)))
         latencies.append((await _first_text(fake, member.id, mark) - queued) * 1000)
         await fake.wait_until(lambda done=done: finals(fake) > done, within=60)
-    start, done = time.monotonic(), finals(fake)
+    start, cpu, done = time.monotonic(), time.process_time(), finals(fake)
     for n in range(updates):
         fake.enqueue(fake.message(members[n % len(members)], question(sequential + n)))
     await fake.wait_until(lambda: finals(fake) >= done + updates, within=600)
+    CPU_MS[id(finals)] = (time.process_time() - cpu) / updates * 1000
     return latencies, updates / (time.monotonic() - start)
 
 
@@ -139,11 +142,11 @@ async def _echo_bot(fake: FakeTelegram, concurrency: int) -> AsyncIterator[None]
             await application.stop()
 
 
-def _row(name: str, latencies: list[float], rate: float) -> None:
+def _row(name: str, latencies: list[float], rate: float, cpu_ms: float) -> None:
     q = statistics.quantiles(latencies, n=20) if len(latencies) > 1 else latencies * 19
     print(
         f"{name:<6} first text p50 {statistics.median(latencies):7.1f} ms  p95 {q[18]:7.1f} ms"
-        f"   {rate:7.1f} updates/s"
+        f"   {rate:7.1f} updates/s   CPU {cpu_ms:6.2f} ms/update"
     )
 
 
@@ -191,8 +194,8 @@ async def run(
                 del fake.calls[:mark]
                 api_calls = _api_calls(fake, sequential + updates)
     print(f"{updates} updates from {members_count} private chats, concurrency {concurrency}")
-    _row("echo", echo_latency, echo_rate)
-    _row("lore", lore_latency, lore_rate)
+    _row("echo", echo_latency, echo_rate, CPU_MS[id(_echo_finals)])
+    _row("lore", lore_latency, lore_rate, CPU_MS[id(_lore_finals)])
     slower = statistics.median(lore_latency) / statistics.median(echo_latency)
     print(
         f"ratio  first text lore/echo {slower:.1f}x"

@@ -22,32 +22,39 @@ threads (about turns/concurrency turns each). `--thread-turns N` then runs N tur
 row in a single thread, to show how a turn slows down as its thread grows. Last, the size of
 the checkpoint store the runs left behind.
 
+Every search is for a query of its own (`query(n)`), so the cache of query embeddings never
+answers one. With `--spans`, each row's one-user graph phase also prints where a turn's time
+goes: the calls outside the model (benchmarks/spans.py: checkpoint reads and writes, searches,
+embeddings, SQLite, guards) and the graph's own per-node timings from the turn log.
+
     .venv/bin/python -m benchmarks.turn [--turns 1000] [--concurrency 50] [--rows plain search]
-                                        [--thread-turns 0]
+                                        [--thread-turns 0] [--spans]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import resource
 import sqlite3
 import statistics
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from benchmarks.spans import Spans
 from bot.app import Lore, open_lore
 from bot.events import AnswerDelta, ChatRef, Identity, TurnDone
 from bot.settings import load_settings
 from bot.sources import Source
 from graphs.llm.openai_compat import OpenAICompatibleModel
 from graphs.llm.types import ChatMessage, Completion, TextDelta, ToolCall, ToolSpec
-from tests.fakes.openai_server import FakeOpenAI, Writer
+from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Writer
 
 __all__ = ["main"]
 
@@ -60,38 +67,45 @@ QUERY = "private notes"
 MAX_THREAD_TURNS = 200  # AgentLimits.max_thread_turns: beyond it the guard refuses
 
 
+def query(n: int) -> str:
+    """The n-th search query: a different text every time, so no cache of query embeddings
+    makes a turn look cheaper than a real one."""
+    return f"{QUERY} {n}"
+
+
 class RoutedFake(FakeOpenAI):
     """The fake, answering by what was asked: after a tool result, text citing [1]; otherwise
-    a search_knowledge call when `search` is on, else text.
+    a search_knowledge call (for a new query each time) when `search` is on, else text.
 
-    A scripted reply runs synchronously up to its first await, right after the fake recorded
-    the request, so `requests[-1]` is the request being answered. It re-queues itself, so the
-    script never runs dry however many turns run at once.
+    It re-queues itself, so the script never runs dry however many turns run at once.
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.search = False
+        self.searches = 0
         self.captured: list[dict[str, Any]] | None = None
         self.enqueue_text(ANSWER, chunks=3)
         self.enqueue_text(ANSWER + " [1]", chunks=3)
-        self.enqueue_tool_call("search_knowledge", f'{{"query": "{QUERY}"}}')
-        self._tool = self._script.pop()
         self._cited = self._script.pop()
         self._plain = self._script.pop()
         self._script.append(self._routed)
 
-    async def _routed(self, writer: Writer) -> None:
+    async def _routed(self, writer: Writer, request: RecordedRequest) -> None:
         self._script.append(self._routed)
-        body = self.requests[-1].body
-        self.requests.clear()  # keep the fake's memory flat: only the last request matters
+        body = request.body
+        self.requests.clear()  # keep the fake's memory flat
         if self.captured is not None:
             self.captured.append(body)
         if body["messages"][-1]["role"] == "tool":
             reply = self._cited
+        elif self.search:
+            self.searches += 1
+            self.enqueue_tool_call("search_knowledge", f'{{"query": "{query(self.searches)}"}}')
+            reply = self._script.pop()
         else:
-            reply = self._tool if self.search else self._plain
-        await reply(writer)
+            reply = self._plain
+        await reply(writer, request)
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,12 +248,15 @@ async def graph_turn(bench: Bench, member: Identity, chat: ChatRef) -> Sample:
     return Sample(first, total)
 
 
-async def raw_turn(bench: Bench, first_call: Request, second_call: Request | None) -> Sample:
-    """The same model work as one turn, without the graph (and, for search, the same search)."""
+async def raw_turn(
+    bench: Bench, first_call: Request, second_call: Request | None, n: int
+) -> Sample:
+    """The same model work as one turn, without the graph (and, for search, the same kind of
+    search, for a query of its own)."""
     started = time.perf_counter()
     first = await raw_call(bench.model, first_call, started)
     if second_call is not None:
-        await bench.lore.bot.search(OWNER, QUERY, limit=5, private=False)
+        await bench.lore.bot.search(OWNER, query(-n - 1), limit=5, private=False)
         first = await raw_call(bench.model, second_call, started)
     total = time.perf_counter() - started
     if first is None:
@@ -293,8 +310,21 @@ HEADER = (
 )
 
 
-async def measure_row(
-    bench: Bench, fake: RoutedFake, kind: str, turns: int, concurrency: int
+async def node_times(lore: Lore, chat_prefix: str) -> str:
+    """Mean ms per graph node over the turns logged in chats starting with `chat_prefix`."""
+    rows = await lore.database.fetch_all(
+        "SELECT node_latency_json FROM turn_log WHERE chat_id LIKE ?", (chat_prefix + "%",)
+    )
+    totals: dict[str, float] = {}
+    for row in rows:
+        for node, ms in json.loads(row["node_latency_json"] or "{}").items():
+            totals[node] = totals.get(node, 0.0) + ms
+    parts = sorted(totals.items(), key=lambda item: -item[1])
+    return ", ".join(f"{node} {ms / max(1, len(rows)):.2f}" for node, ms in parts)
+
+
+async def measure_row(  # noqa: PLR0917 - the command line's options
+    bench: Bench, fake: RoutedFake, kind: str, turns: int, concurrency: int, spans: bool
 ) -> None:
     fake.search = kind == "search"
     members = bench.members
@@ -303,8 +333,8 @@ async def measure_row(
     first_call, second_call = await capture_requests(bench, fake, kind)
     for users in sorted({1, concurrency}):
 
-        async def raw(_: int) -> Sample:
-            return await raw_turn(bench, first_call, second_call)
+        async def raw(i: int, users: int = users) -> Sample:
+            return await raw_turn(bench, first_call, second_call, users * 1_000_000 + i)
 
         async def graph(i: int, users: int = users) -> Sample:
             member = members[i % len(members)]
@@ -313,9 +343,14 @@ async def measure_row(
 
         await run_phase(min(turns, 50), users, raw)  # warm the raw path too
         raw_result = await run_phase(turns, users, raw)
-        graph_result = await run_phase(turns, users, graph)
+        with Spans.installed() if spans and users == 1 else nullcontext() as recorded:
+            graph_result = await run_phase(turns, users, graph)
         print(row(f"{kind} raw", users, raw_result, None))
         print(row(f"{kind} graph", users, graph_result, raw_result))
+        if recorded is not None:
+            recorded.print(turns=turns, wall=graph_result.wall)
+            nodes = await node_times(bench.lore, f"{kind}-1-")
+            print(f"    graph nodes, ms per turn (turn log): {nodes}")
     print(f"{'':<13} after the {kind} row: {memory()}")
 
 
@@ -355,7 +390,9 @@ async def long_thread(bench: Bench, fake: RoutedFake, kind: str, turns: int) -> 
     )
 
 
-async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: int) -> None:
+async def run(
+    turns: int, concurrency: int, rows: Sequence[str], thread_turns: int, spans: bool
+) -> None:
     async with RoutedFake() as fake:
         with tempfile.TemporaryDirectory() as tmp:
             settings = load_settings(
@@ -381,7 +418,7 @@ async def run(turns: int, concurrency: int, rows: Sequence[str], thread_turns: i
                 )
                 print(HEADER)
                 for kind in rows:
-                    await measure_row(bench, fake, kind, turns, concurrency)
+                    await measure_row(bench, fake, kind, turns, concurrency, spans)
                 for kind in rows if thread_turns else ():
                     await long_thread(bench, fake, kind, thread_turns)
                     print(f"  {memory()}")
@@ -400,6 +437,7 @@ def main() -> None:
     parser.add_argument(
         "--thread-turns", type=int, default=0, help="then N turns of each row in one thread"
     )
+    parser.add_argument("--spans", action="store_true", help="print where a turn's time goes")
     args = parser.parse_args()
     if args.concurrency < 1 or args.turns < args.concurrency:
         parser.error("need --concurrency >= 1 and --turns >= --concurrency")
@@ -407,7 +445,7 @@ def main() -> None:
         parser.error(f"keep --turns / --concurrency under {MAX_THREAD_TURNS - 5} (thread cap)")
     if not 0 <= args.thread_turns < MAX_THREAD_TURNS:
         parser.error(f"--thread-turns must be below {MAX_THREAD_TURNS} (thread cap)")
-    asyncio.run(run(args.turns, args.concurrency, args.rows, args.thread_turns))
+    asyncio.run(run(args.turns, args.concurrency, args.rows, args.thread_turns, args.spans))
 
 
 if __name__ == "__main__":

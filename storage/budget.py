@@ -144,14 +144,9 @@ class BudgetLedger:
         _check_amount("cap", cap)
         created = stamp(now)
         with _unavailable():
-            async with (
-                self._db.transaction() as tx,
-                tx.execute(
-                    _RESERVE,
-                    (day, purpose, amount.micros, created, day, amount.micros, cap.micros),
-                ) as cursor,
-            ):
-                rows = list(await cursor.fetchall())
+            rows = await self._db.write(
+                _RESERVE, (day, purpose, amount.micros, created, day, amount.micros, cap.micros)
+            )
         if not rows:
             return None
         return Reservation(rows[0]["id"], day, amount, purpose, datetime.fromisoformat(created))
@@ -162,13 +157,14 @@ class BudgetLedger:
         """Replace the reservation by the actual cost; False if already settled or released."""
         _check_amount("actual", actual)
         with _unavailable():
-            async with self._db.transaction() as tx:
-                cursor = await tx.execute(
+            settled = bool(
+                await self._db.write(
                     "UPDATE budget_ledger SET status = 'settled', settled_micros = ?,"
-                    " closed_at = ? WHERE id = ? AND status IN ('reserved', 'abandoned')",
+                    " closed_at = ? WHERE id = ? AND status IN ('reserved', 'abandoned')"
+                    " RETURNING id",
                     (actual.micros, stamp(now), reservation.id),
                 )
-                settled = cursor.rowcount == 1
+            )
         if settled and actual > reservation.amount:
             logger.warning(
                 "Model call %s cost %s, %s more than reserved",

@@ -107,18 +107,28 @@ class Database:
                 raise
             await writer.execute("COMMIT")
 
+    async def write(self, sql: str, params: SqlParams = ()) -> list[Row]:
+        """Run one write statement as its own transaction and return the rows of its
+        RETURNING clause (none without one). SQLite makes a single statement atomic, so this
+        is `transaction()` around one statement in one round trip to the database thread
+        instead of four (BEGIN, the statement, its rows, COMMIT): what a chat turn's writes
+        use."""
+        writer = self._require(self._writer)
+        async with self._write_lock:
+            return list(await writer.execute_fetchall(sql, params))
+
     async def fetch_all(self, sql: str, params: SqlParams = ()) -> list[Row]:
-        """Run a read query and return every row."""
+        """Run a read query and return every row (one round trip to the database thread)."""
         reader = self._require(self._reader)
-        async with reader.execute(sql, params) as cursor:
-            return list(await cursor.fetchall())
+        return list(await reader.execute_fetchall(sql, params))
 
     async def fetch_one(self, sql: str, params: SqlParams = ()) -> Row | None:
-        """Run a read query and return the first row, if any."""
+        """Run a read query and return the first row, if any. For queries that match one row
+        or a few (by key, counts): every row is read, in one round trip to the database thread
+        instead of three."""
         reader = self._require(self._reader)
-        async with reader.execute(sql, params) as cursor:
-            row: Row | None = await cursor.fetchone()
-            return row
+        rows = list(await reader.execute_fetchall(sql, params))
+        return rows[0] if rows else None
 
     async def fetch_value(self, sql: str, params: SqlParams = ()) -> object:
         """Run a read query and return the first column of the first row (None if no row)."""

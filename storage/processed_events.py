@@ -26,28 +26,26 @@ class ProcessedEvents:
 
     async def begin(self, event_id: str, now: datetime) -> bool:
         """Record that `event_id` arrived; False if it was already handled to the end."""
-        async with self._db.transaction() as tx:
-            async with tx.execute(
-                "SELECT handled_at FROM processed_events WHERE platform = ? AND event_id = ?",
-                (self._platform, event_id),
-            ) as cursor:
-                row = await cursor.fetchone()
-            if row is not None and row[0] is not None:
-                return False
-            await tx.execute(
-                "INSERT OR IGNORE INTO processed_events (platform, event_id, received_at)"
-                " VALUES (?, ?, ?)",
-                (self._platform, event_id, utc_iso(now)),
-            )
-        return True
+        # One statement for a new event (the common case); a repeat is looked up after.
+        inserted = await self._db.write(
+            "INSERT INTO processed_events (platform, event_id, received_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (platform, event_id) DO NOTHING RETURNING event_id",
+            (self._platform, event_id, utc_iso(now)),
+        )
+        if inserted:
+            return True
+        handled = await self._db.fetch_value(
+            "SELECT handled_at FROM processed_events WHERE platform = ? AND event_id = ?",
+            (self._platform, event_id),
+        )
+        return handled is None
 
     async def finish(self, event_id: str, now: datetime) -> None:
         """Mark `event_id` as handled."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "UPDATE processed_events SET handled_at = ? WHERE platform = ? AND event_id = ?",
-                (utc_iso(now), self._platform, event_id),
-            )
+        await self._db.write(
+            "UPDATE processed_events SET handled_at = ? WHERE platform = ? AND event_id = ?",
+            (utc_iso(now), self._platform, event_id),
+        )
 
     async def prune(self, before: datetime) -> int:
         """Forget this platform's handled events received before `before` (platforms

@@ -125,37 +125,36 @@ class TurnRepository:
 
     async def log(self, turn: TurnRecord) -> None:
         """Store a turn; logging the same turn id again (after an approval) updates it."""
-        async with self._db.transaction() as tx:
-            await tx.execute(
-                "INSERT INTO turn_log (id, thread_id, user_id, chat_id, platform, outcome, model,"
-                " prompt_tokens, completion_tokens, cached_tokens, cost_micros, latency_ms,"
-                " node_latency_json, question, answer, created_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-                " ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome,"
-                " model = excluded.model, prompt_tokens = excluded.prompt_tokens,"
-                " completion_tokens = excluded.completion_tokens,"
-                " cached_tokens = excluded.cached_tokens, cost_micros = excluded.cost_micros,"
-                " latency_ms = excluded.latency_ms,"
-                " node_latency_json = excluded.node_latency_json, answer = excluded.answer",
-                (
-                    turn.id,
-                    turn.thread_id,
-                    turn.user_id,
-                    turn.chat_id,
-                    turn.platform,
-                    turn.outcome.value,
-                    turn.model,
-                    turn.prompt_tokens,
-                    turn.completion_tokens,
-                    turn.cached_tokens,
-                    turn.cost_micros,
-                    turn.latency_ms,
-                    json.dumps(dict(turn.node_latency_ms), sort_keys=True),
-                    turn.question,
-                    turn.answer,
-                    utc_iso(turn.created_at),
-                ),
-            )
+        await self._db.write(
+            "INSERT INTO turn_log (id, thread_id, user_id, chat_id, platform, outcome, model,"
+            " prompt_tokens, completion_tokens, cached_tokens, cost_micros, latency_ms,"
+            " node_latency_json, question, answer, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (id) DO UPDATE SET outcome = excluded.outcome,"
+            " model = excluded.model, prompt_tokens = excluded.prompt_tokens,"
+            " completion_tokens = excluded.completion_tokens,"
+            " cached_tokens = excluded.cached_tokens, cost_micros = excluded.cost_micros,"
+            " latency_ms = excluded.latency_ms,"
+            " node_latency_json = excluded.node_latency_json, answer = excluded.answer",
+            (
+                turn.id,
+                turn.thread_id,
+                turn.user_id,
+                turn.chat_id,
+                turn.platform,
+                turn.outcome.value,
+                turn.model,
+                turn.prompt_tokens,
+                turn.completion_tokens,
+                turn.cached_tokens,
+                turn.cost_micros,
+                turn.latency_ms,
+                json.dumps(dict(turn.node_latency_ms), sort_keys=True),
+                turn.question,
+                turn.answer,
+                utc_iso(turn.created_at),
+            ),
+        )
 
     async def get(self, turn_id: str) -> TurnRecord | None:
         """One turn, or None."""
@@ -236,15 +235,11 @@ class TurnRepository:
         now: datetime | None = None,
     ) -> UnansweredQuestion:
         """Record a question that ended in a refusal for lack of sources (invariant 5)."""
-        async with (
-            self._db.transaction() as tx,
-            tx.execute(
-                "INSERT INTO unanswered_questions (user_id, chat_id, question, reason,"
-                " created_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
-                (user_id, chat_id, question, reason, stamp(now)),
-            ) as cursor,
-        ):
-            rows = list(await cursor.fetchall())
+        rows = await self._db.write(
+            "INSERT INTO unanswered_questions (user_id, chat_id, question, reason,"
+            " created_at) VALUES (?, ?, ?, ?, ?) RETURNING *",
+            (user_id, chat_id, question, reason, stamp(now)),
+        )
         return _unanswered(rows[0])
 
     async def unanswered(

@@ -138,7 +138,6 @@ async def test_a_question_streams_to_a_cited_answer_and_feedback_records_a_row(
         drafts = fake.of("sendMessageDraft", chat_id=ALICE.id)
         assert drafts, "the answer was not previewed while it streamed"
         assert drafts[0].at <= answer.at
-        assert fake.of("sendChatAction", chat_id=ALICE.id, action="typing")
 
         reply = await tap(fake, ALICE, answer, "👍")
         assert "Thanks" in reply.params["text"]
@@ -165,6 +164,22 @@ async def test_an_unknown_user_is_refused_without_any_model_call(
     assert fake_openai.requests == []
     assert not fake.of("sendMessageDraft", chat_id=STRANGER.id)
     assert len(fake.of("sendMessage", chat_id=STRANGER.id)) == 2
+
+
+async def test_typing_shows_while_a_slow_answer_is_on_its_way(
+    make_settings: SettingsFactory, fake: FakeTelegram, fake_openai: FakeOpenAI
+) -> None:
+    settings = make_settings(owners="telegram:1001", llm_base_url=fake_openai.base_url)
+    fake_openai.enqueue_text("The office opens at 8 am.", hold_after=0)
+    async with telegram(settings, fake) as _:
+        await join(fake, ALICE)
+        await send(fake, ALICE, "When does the office open?")
+        # The model has not said a word yet: past the delay, the chat shows "typing…".
+        await fake.wait_for("sendChatAction", chat_id=ALICE.id, action="typing")
+        assert not fake.of("sendMessageDraft", chat_id=ALICE.id)
+        fake_openai.release()
+        answer = await final_answer(fake, ALICE.id)
+        assert "8 am" in answer.text
 
 
 async def test_invite_deep_link_registers_a_member_once(

@@ -36,7 +36,7 @@ async def answer_question(edge: EdgeContext, message: Message, text: str) -> Non
         thread=message.message_thread_id if message.is_topic_message else None,
     )
     view = TurnView(chat)
-    async with typing_action(bot, message.chat_id):
+    async with typing_action(bot, message.chat_id, delay=edge.config.typing_delay):
         async for event in edge.bot.handle_message(identity_of(sender), chat, text):
             view.add(event)
             preview = view.preview()

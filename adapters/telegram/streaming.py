@@ -200,10 +200,14 @@ class StatusMessage:
 
 
 @contextlib.asynccontextmanager
-async def typing_action(bot: Bot, chat_id: int, *, every: float = 4.5) -> AsyncIterator[None]:
-    """Show "typing…" in the chat until the block ends (Telegram shows it for ~5 s a call)."""
+async def typing_action(
+    bot: Bot, chat_id: int, *, every: float = 4.5, delay: float = 0.0
+) -> AsyncIterator[None]:
+    """Show "typing…" in the chat from `delay` seconds on until the block ends (Telegram shows
+    it for ~5 s a call); a block that ends sooner sends nothing."""
 
     async def keep_typing() -> None:
+        await asyncio.sleep(delay)
         while True:
             try:
                 await bot.send_chat_action(chat_id, ChatAction.TYPING)
