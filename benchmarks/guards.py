@@ -19,7 +19,8 @@ last sentence, with how many of each were refused or hardened. The
 learned scorer was trained on the half of each corpus whose SHA-256 starts with an even
 byte (`train_guard_classifier.py`), so each corpus is also reported on its other half
 alone ("unseen half"). `guard_holdout.tsv` (in
-this folder) was never trained or tuned on. Card and IBAN lines (`pii_*.tsv`) count as
+this folder) was never trained or tuned on, nor was `guard_holdout_b.tsv`, whose misses are
+never printed so that it stays blind. Card and IBAN lines (`pii_*.tsv`) count as
 caught when `check_input` refuses them with the matching guard.
 
 `--show-misses` also lists every missed attack and every refused or hardened benign line.
@@ -49,6 +50,9 @@ __all__ = ["DEFAULT_CORPORA", "main", "rate", "read_lines", "read_tsv"]
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_CORPORA = (REPO_ROOT / ".." / "shared" / "corpora").resolve()
 HOLDOUT = Path(__file__).resolve().parent / "guard_holdout.tsv"
+# A second held-out set, written before the rule and scorer changes of its commit and never
+# tuned on: only its totals are printed, never its misses (not even with --show-misses).
+BLIND_HOLDOUT = Path(__file__).resolve().parent / "guard_holdout_b.tsv"
 _ESCAPE = re.compile(r"\\(.)")
 _UNESCAPED = {"n": "\n", "r": "\r", "\\": "\\"}
 
@@ -220,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     holdout = read_examples(HOLDOUT)
     report("guard_holdout.tsv attacks", [text for _, _, text in holdout.attacks], True, show)
     report("guard_holdout.tsv benign", [text for _, text in holdout.benign], False, show)
+    blind = read_examples(BLIND_HOLDOUT)
+    report("guard_holdout_b.tsv attacks", [text for _, _, text in blind.attacks], True, False)
+    report("guard_holdout_b.tsv benign", [text for _, text in blind.benign], False, False)
     report_pii("pii_cards.tsv", read_tsv(corpora / "pii_cards.tsv"), GUARD_PAYMENT_CARD, show)
     report_pii("pii_ibans.tsv", read_tsv(corpora / "pii_ibans.tsv"), GUARD_IBAN, show)
     everything = [text for texts, _ in sets.values() for text in texts]

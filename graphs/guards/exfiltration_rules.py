@@ -246,6 +246,31 @@ _SPLITTING_RULES = (
     ),
 )
 
+# Probes for another person's data: "the user's birth year", "the user's email address"
+# (a knowledge base answers about documents, not about whoever else is talking to it), and
+# calls of a function that fetches a secret ("get_admin_password()"). Enough to harden.
+_PERSONAL_DATA_RULES = (
+    make_rule(
+        "personal_data_probe",
+        0.7,
+        r"\b(?:the|this|that|other|another|current) (?:user|member|customer|person|human)'?s? "
+        r"(?:(?:current|full|first|last|home|real|exact|personal|private|date of|place of|birth"
+        r"|e-?mail|email|phone|mobile|postal|street) ){0,2}(?:e-?mail(?: address)?|address"
+        r"|phone(?: number)?|telephone|mobile|birth ?(?:day|date|year|month|place)|birthday|age"
+        r"|city|residence|location|whereabouts|initials|surname|last name|full name|ssn"
+        r"|social security(?: number)?|salary|income|bank(?: account)?|account number"
+        r"|ip address|postcode|zip ?code|year of birth|birth)\b",
+        "user member customer person human users members customers",
+    ),
+    make_rule(
+        "secret_request",
+        0.7,
+        r"\b\w*(?:password|passwd|passphrase|secret|api_?key|apikey|credentials?)\w*\s*\(\s*\)",
+        "",
+        ("password", "passwd", "passphrase", "secret", "api", "credential"),
+    ),
+)
+
 # Only tried when some token repeats 20 times or more (see `injection`).
 FLOODING_RULE = make_rule(
     "token_flooding", 1.0, r"\b([^\W\d_]{2,30})\b(?:\W{1,3}\1\b){19,}", dampened=False
@@ -256,4 +281,5 @@ EXTRACTION_RULES: tuple[Rule, ...] = (
     *_DELIMITER_RULES,
     *_ACTION_RULES,
     *_SPLITTING_RULES,
+    *_PERSONAL_DATA_RULES,
 )

@@ -58,11 +58,23 @@ _MAX_MODEL_VIEWS: Final = 4
 _LONG_VIEW: Final = 600
 _MARGIN: Final = 24
 Level = Literal["pass", "harden", "refuse"]
-# One sentence that asks about something ("how do I stop prompt injection?"): like the
-# damped rules, the model alone hardens such a message only when it is nearly certain.
+# One sentence that asks about something ("how do I stop prompt injection?", "Welche
+# Regeln gelten?"): like the damped rules, the model alone hardens such a message only
+# when it is nearly certain.
 _QUESTION: Final = re.compile(
-    r"(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain|describe"
-    r"|tell me about)\b[^.!?;:\n]{0,200}\?"
+    # English, German, French, Spanish, Italian, Portuguese and Russian question words
+    # (folded: accents dropped), then one sentence ending in a question mark; Chinese and
+    # Japanese: a sentence with a question particle or word that ends in a question mark.
+    r"¿?(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain"
+    r"|describe|tell me about"
+    r"|wie|was|warum|wieso|weshalb|welche[rsnm]?|wer|wo|wann|woher|gibt es|kann|konnen|ist|sind"
+    r"|comment|pourquoi|quel(?:le)?s?|qui|ou|quand|que|qu'est-ce|est-ce|combien|y a-t-il"
+    r"|como|por ?que|cual(?:es)?|quien(?:es)?|donde|cuando|cuant[oa]s?|hay|puedo|se puede"
+    r"|come|perche|che|quale|quali|chi|dove|cosa|ci sono|posso|o que|qual|quais|quem|onde"
+    r"|existe|как\w*|почему|зачем|что|каки?\w*|кто|где|когда|сколько|можно|есть ли)\b"
+    r"[^.!?;:\n]{0,200}\?"
+    r"|[^.!?;:\n。]{0,100}(?:吗|呢|什么|怎么|怎样|哪|谁|多少|为什么|ですか|ますか|何|誰|どこ|いつ"
+    r"|どう|なぜ)[^.!?;:\n。]{0,40}\?"
 )
 _QUESTION_FLAG_PROBABILITY: Final = 0.9
 _DAMPING: Final = 0.4
