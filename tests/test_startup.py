@@ -38,8 +38,13 @@ HEAVY = (
 
 # Runs the console script's entry point with the given arguments, then prints which heavy
 # packages were imported and how the command exited.
+# `main` leaves with os._exit (see bot.cli_errors.run_program); here it raises SystemExit
+# instead, so that the probe can report after it.
 PROBE = """
-import json, sys
+import json, os, sys
+def leave(code):
+    raise SystemExit(code)
+os._exit = leave
 sys.argv = ["lore", *sys.argv[1:]]
 from bot.cli import main
 code = 0
