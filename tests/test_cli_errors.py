@@ -5,14 +5,22 @@ traceback. `lore` runs as a subprocess against fakes, closed ports and unusable 
 from __future__ import annotations
 
 import asyncio
+import errno
 import socket
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import click
 import pytest
+from discord import LoginFailure
+from telegram.error import InvalidToken, NetworkError
 
+from bot.app.edge_failures import edge_start_error
+from bot.cli_errors import reported_errors
+from bot.errors import StartupError
+from bot.settings import Settings, load_settings
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
 
@@ -191,3 +199,63 @@ async def test_a_taken_slack_port_is_one_line_naming_its_setting(
         result = await lore(workdir, "run")
     assert_one_line(result, names="SLACK_HTTP_PORT", secret=SIGNING_SECRET)
     assert fake.bot_token not in result.stderr
+
+
+# -- the translation itself, with the libraries' real exceptions ---------------------------
+
+
+def edge_settings(**values: object) -> Settings:
+    return load_settings(_env_file=None, **values)
+
+
+def raised(exc: BaseException, cause: BaseException | None = None) -> BaseException:
+    """`exc` chained to `cause`, as `raise exc from cause` leaves it."""
+    exc.__cause__ = cause
+    return exc
+
+
+def test_an_adapters_own_words_are_kept_when_they_name_the_setting() -> None:
+    settings = edge_settings(slack_bot_token=SLACK_SECRET, slack_app_token="xapp-1-abcdefgh")
+    refusal = StartupError("Slack refused SLACK_APP_TOKEN (invalid_auth); see docs/slack.md.")
+    error = edge_start_error(settings, "slack", raised(refusal, ConnectionError("x")))
+    assert str(error) == "Slack refused SLACK_APP_TOKEN (invalid_auth); see docs/slack.md."
+
+
+@pytest.mark.parametrize(
+    ("platform", "exc", "expected"),
+    [
+        ("telegram", InvalidToken(), "Telegram refused TELEGRAM_BOT_TOKEN: set it to"),
+        ("discord", LoginFailure(), "Discord refused DISCORD_BOT_TOKEN: set it to"),
+        ("telegram", NetworkError("httpx.ConnectError"), "Check TELEGRAM_API_ROOT"),
+        ("discord", ConnectionRefusedError(errno.ECONNREFUSED, "refused"), "DISCORD_API_URL"),
+        ("mcp", OSError(errno.EADDRINUSE, "in use"), "Set MCP_HTTP_PORT to a free port"),
+        ("slack", OSError(errno.EADDRINUSE, "in use"), "Set SLACK_HTTP_PORT to a free port"),
+    ],
+)
+def test_a_library_failure_becomes_the_setting_to_change(
+    platform: str, exc: BaseException, expected: str
+) -> None:
+    settings = edge_settings(
+        telegram_bot_token=TELEGRAM_SECRET,
+        discord_bot_token=DISCORD_SECRET,
+        slack_bot_token=SLACK_SECRET,
+        slack_signing_secret=SIGNING_SECRET,
+        mcp_http_port=8765,
+    )
+    wrapped = raised(StartupError("the edge could not start"), exc)
+    message = str(edge_start_error(settings, platform, wrapped))
+    assert expected in message
+    assert "\n" not in message
+
+
+def test_an_unforeseen_failure_is_one_redacted_line_with_a_hint(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(click.exceptions.Exit) as ended, reported_errors(secrets=[SLACK_SECRET]):
+        raise RuntimeError(f"boom\nwhile calling https://x.test/{SLACK_SECRET}/")
+    assert ended.value.exit_code == 1
+    [line] = capsys.readouterr().err.splitlines()
+    assert line == (
+        "Lore stopped: RuntimeError: boom while calling https://x.test/[REDACTED]/ "
+        "(run `lore --debug ...` to see the traceback)"
+    )

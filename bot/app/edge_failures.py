@@ -12,6 +12,7 @@ chat SDK (an import-linter contract), so their exceptions are recognised by clas
 from __future__ import annotations
 
 import errno
+import re
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ __all__ = ["edge_start_error"]
 _SLACK_REFUSALS = frozenset(
     {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired"}
 )
+_SETTING = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b")  # TELEGRAM_BOT_TOKEN
 _UNREACHABLE_ERRNOS = frozenset(
     {
         errno.ECONNREFUSED,
@@ -138,7 +140,11 @@ def edge_start_error(settings: Settings, platform: str, exc: BaseException) -> E
     """The one line that tells an operator why `platform`'s edge did not start."""
     edge = _edge_settings(settings, platform)
     causes = list(_chain(exc))
-    if edge.auth and any(_token_refused(cause) for cause in causes):
+    translated = _translated(exc)
+    if translated is not None and _SETTING.search(str(translated)):
+        # The adapter already said which setting to change (e.g. SLACK_APP_TOKEN).
+        message = SecretRedactor(settings.secret_values()).redact(str(translated))
+    elif edge.auth and any(_token_refused(cause) for cause in causes):
         message = f"{edge.label} refused {edge.auth}: set it to {edge.auth_hint}."
     elif edge.port and any(_port_taken(cause) for cause in causes):
         message = (
@@ -158,11 +164,8 @@ def edge_start_error(settings: Settings, platform: str, exc: BaseException) -> E
 def _other(edge: _EdgeSettings, exc: BaseException, secrets: SecretRedactor) -> str:
     names = [name for name in (edge.auth, edge.url, edge.port) if name]
     translated = _translated(exc)
-    if translated is not None:
-        text = secrets.redact(str(translated))
-        if any(name in text for name in names):
-            return text  # the adapter already named the setting
-    else:
-        text = secrets.redact(f"{type(exc).__name__}: {exc}")
+    text = secrets.redact(
+        str(translated) if translated is not None else f"{type(exc).__name__}: {exc}"
+    )
     message = f"{edge.label} did not start: {text}"
     return message + (f" (check {', '.join(names)})" if names else "")
