@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "NOT_INVITED",
+    "BackupRefusedError",
     "ChoiceExpiredError",
     "DigestError",
     "IngestRefusedError",
@@ -119,3 +120,8 @@ class StoreBusyError(LoreError):
 
 class StartupError(LoreError):
     """Lore cannot start: a model package is missing, the vector store or database is unusable."""
+
+
+class BackupRefusedError(LoreError):
+    """A backup was not written or not restored (target not empty, data directory in use or
+    not empty, a damaged backup); the message says what to change."""
