@@ -38,6 +38,7 @@ from storage.backups import (
     mark_all_pending,
     prepare_target,
     read_manifest,
+    rebase_originals,
     restore_files,
     state_entries,
     write_manifest,
@@ -65,6 +66,7 @@ class BackupLayout:
 
     data_dir: Path
     database_path: Path
+    uploads_dir: Path
     embedding_model: str
     vector_engine: str
 
@@ -109,6 +111,7 @@ def _manifest(
         vectors="snapshot" if vectors else "re-embed",
         databases=names,
         counts=counts,
+        uploads_dir=str(layout.uploads_dir),
     )
 
 
@@ -139,7 +142,7 @@ class Backups:
         async with self._database.writes_paused():
             names = await asyncio.to_thread(_copy_databases, layout, target)
             vectors = await self._store.snapshot(target / VECTORS)
-            await asyncio.to_thread(copy_folder, layout.data_dir / UPLOADS, target / UPLOADS)
+            await asyncio.to_thread(copy_folder, layout.uploads_dir, target / UPLOADS)
         manifest = await asyncio.to_thread(
             _manifest, layout, target, names, self._clock(), vectors=vectors
         )
@@ -152,7 +155,7 @@ def _outside(layout: BackupLayout, target: Path, now: datetime) -> Manifest:
     prepare_target(target)
     names = _copy_databases(layout, target)
     # After the databases: an original newer than them is an orphan the restore removes.
-    copy_folder(layout.data_dir / UPLOADS, target / UPLOADS)
+    copy_folder(layout.uploads_dir, target / UPLOADS)
     manifest = _manifest(layout, target, names, now, vectors=False)
     write_manifest(target, manifest)
     return manifest
@@ -185,9 +188,11 @@ def _restore(layout: BackupLayout, backup: Path, *, force: bool) -> RestoreRepor
         same_model = manifest.embedding_model == layout.embedding_model
         vectors = manifest.vectors == "snapshot" and same_model
         vectors = vectors and layout.vector_engine == manifest.vector_engine
-        restore_files(backup, manifest, data_dir, vectors=vectors)
+        restore_files(backup, manifest, data_dir, layout.uploads_dir, vectors=vectors)
+        database = data_dir / layout.database_path.name
+        rebase_originals(database, manifest.uploads_dir, layout.uploads_dir)
         if not vectors:
-            mark_all_pending(data_dir / layout.database_path.name)
+            mark_all_pending(database)
     finally:
         lock.release()
     return RestoreReport(manifest, reembed=not vectors)

@@ -32,6 +32,7 @@ __all__ = [
     "mark_all_pending",
     "prepare_target",
     "read_manifest",
+    "rebase_originals",
     "restore_files",
     "state_entries",
     "write_manifest",
@@ -64,6 +65,8 @@ class Manifest:
     vectors: VectorCopy
     databases: tuple[str, ...]
     counts: dict[str, int] = field(default_factory=dict)
+    # Where the originals were: stored paths under it are moved to the restored folder.
+    uploads_dir: str = ""
     format: str = FORMAT
     format_version: int = FORMAT_VERSION
 
@@ -167,6 +170,7 @@ def _parse_manifest(raw: dict[str, object]) -> Manifest:
         vectors="snapshot" if raw["vectors"] == "snapshot" else "re-embed",
         databases=tuple(str(name) for name in databases),
         counts={str(key): int(value) for key, value in counts.items()},
+        uploads_dir=str(raw.get("uploads_dir", "")),
         format_version=int(str(raw["format_version"])),
     )
 
@@ -188,13 +192,15 @@ def clear_state(data_dir: Path) -> None:
             entry.unlink()
 
 
-def restore_files(backup: Path, manifest: Manifest, data_dir: Path, *, vectors: bool) -> None:
+def restore_files(
+    backup: Path, manifest: Manifest, data_dir: Path, uploads_dir: Path, *, vectors: bool
+) -> None:
     """Copy a backup's databases and originals (and, with `vectors`, its vector files) into
     an emptied data directory."""
     data_dir.mkdir(parents=True, exist_ok=True)
     for name in manifest.databases:
         back_up_database(backup / name, data_dir / name)
-    copy_folder(backup / UPLOADS, data_dir / UPLOADS)
+    copy_folder(backup / UPLOADS, uploads_dir)
     if vectors:
         copy_folder(backup / VECTORS, data_dir / VECTORS)
 
@@ -206,3 +212,20 @@ def mark_all_pending(database: Path) -> int:
         connection.execute("UPDATE documents SET status = 'indexing'")
     connection.close()
     return int(changed)
+
+
+def rebase_originals(database: Path, old_root: str, new_root: Path) -> int:
+    """Point the stored paths of originals kept under `old_root` (the backed-up data
+    directory's uploads) at the same files under `new_root`; how many moved."""
+    if not old_root or Path(old_root) == new_root:
+        return 0
+    with sqlite3.connect(database) as connection:
+        rows = connection.execute("SELECT id, original_path FROM documents").fetchall()
+        moved = [
+            (str(new_root / Path(path).relative_to(old_root)), document_id)
+            for document_id, path in rows
+            if path and Path(path).is_relative_to(old_root)
+        ]
+        connection.executemany("UPDATE documents SET original_path = ? WHERE id = ?", moved)
+    connection.close()
+    return len(moved)

@@ -19,7 +19,8 @@ from bot.backups import back_up_from_outside, restore_into
 from bot.errors import BackupRefusedError
 from bot.settings import Settings
 from bot.sources import Source
-from storage.backups import MANIFEST
+from storage.backups import MANIFEST, Manifest
+from storage.data_lock import DataDirLock
 from storage.documents import Collection, DocumentRepository
 from storage.write_gate import WriteGate
 from tests.chat_turns import OWNER, ask, invite, remember
@@ -66,18 +67,23 @@ async def _assert_searchable(lore: Lore) -> None:
         assert any(token in hit.passage.text for hit in hits), question
 
 
+@pytest.mark.timeout(300)
 async def test_a_snapshot_taken_mid_ingest_restores_complete_searchable_and_unorphaned(
     make_settings: SettingsFactory, tmp_path: Path
 ) -> None:
     source, target = make_settings(data_dir=tmp_path / "a"), make_settings(data_dir=tmp_path / "b")
+    later = make_settings(data_dir=tmp_path / "c")
     backup = tmp_path / "backup"
     async with open_lore(source) as lore:
         await _fill(lore)
         embedding = asyncio.Event()
+        late: list[asyncio.Task[Manifest]] = []
 
         def progress(text: str) -> None:
             if "Embedding" in text:
                 embedding.set()
+            if "Saved" in text:  # at the end of the handbook's write: the whole of it
+                late.append(asyncio.create_task(lore.bot.maintenance.backup(tmp_path / "late")))
 
         handbook = asyncio.create_task(
             lore.bot.ingest(
@@ -92,10 +98,28 @@ async def test_a_snapshot_taken_mid_ingest_restores_complete_searchable_and_unor
         ingested = await handbook
         assert ingested.chunk_count > 64  # more than one vector batch
         after = await lore.bot.maintenance.stats()
+        [late_manifest] = [await task for task in late]
+    assert late_manifest.counts["chunks"] == after.chunks
+    await restore_into(backup_layout(later), tmp_path / "late", force=False)
+    async with open_lore(later) as restored:
+        state = await _restored_state(restored)
+        assert state["statuses"] == dict.fromkeys(
+            ("Locker", "Vantablack handbook", "Wifi"), "ready"
+        )
+        assert state["points without chunk"] == state["chunks without point"] == 0
+        await _assert_searchable(restored)
     assert manifest.vectors == "snapshot"
     assert manifest.embedding_model == source.embedding_model
     assert set(manifest.databases) == {"lore.sqlite3", "checkpoints.sqlite3"}
 
+    await _check_restored_mid_ingest(target, backup, manifest, after.chunks)
+
+
+async def _check_restored_mid_ingest(
+    target: Settings, backup: Path, manifest: Manifest, chunks_after: int
+) -> None:
+    """The snapshot taken while the handbook was being ingested, restored: every document
+    in it complete (the handbook whole or not at all), searchable, nothing orphaned."""
     report = await restore_into(backup_layout(target), backup, force=False)
     assert not report.reembed
     async with open_lore(target) as restored:
@@ -117,10 +141,11 @@ async def test_a_snapshot_taken_mid_ingest_restores_complete_searchable_and_unor
         hits = await restored.bot.search(OWNER, "What is the office wifi called?", private=False)
         assert any("Marmot-Net" in hit.passage.text for hit in hits)
         if "Vantablack handbook" in statuses:  # taken after the ingest: all of it, searchable
-            assert stats.chunks == after.chunks
+            assert stats.chunks == chunks_after
             hits = await restored.bot.search(OWNER, "Who keeps room 117?", private=False)
             assert any("Keeper117" in hit.passage.text for hit in hits)
-        for title, path in await _originals(restored):
+        for title, path in await _originals(restored):  # moved along, kept
+            assert Path(path).is_relative_to(target.uploads_dir), title
             assert Path(path).is_file(), title
 
 
@@ -159,6 +184,7 @@ async def test_a_snapshot_waits_for_a_write_in_flight_and_holds_new_ones_back() 
     assert gate.writers == 0
 
 
+@pytest.mark.timeout(300)
 async def test_a_backup_from_beside_the_running_bot_restores_by_re_embedding(
     make_settings: SettingsFactory, tmp_path: Path
 ) -> None:
@@ -247,6 +273,17 @@ def test_lore_backup_then_restore_from_the_command_line(tmp_path: Path, models_d
         f"Backed up 1 documents, 1 chunks and 2 databases to {tmp_path / 'snap'} "
         "(vectors included)."
     )
+    with DataDirLock(tmp_path / "a" / "data"):  # as the running bot holds it
+        beside = _lore(tmp_path / "a", "backup", str(tmp_path / "beside"))
+    assert beside.returncode == 0, beside.stderr
+    assert beside.stdout.strip() == (
+        f"Backed up 1 documents, 1 chunks and 2 databases to {tmp_path / 'beside'} "
+        "(vectors re-embedded on restore)."
+    )
+    with DataDirLock(tmp_path / "b" / "data"):
+        busy = _lore(tmp_path / "b", "restore", str(tmp_path / "snap"))
+    assert busy.returncode == 1
+    assert busy.stderr.startswith("Nothing was restored: The Lore data directory")
     restored = _lore(tmp_path / "b", "restore", str(tmp_path / "snap"))
     assert restored.returncode == 0, restored.stderr
     assert restored.stdout.startswith(f"Restored 1 documents and 1 chunks from {tmp_path / 'snap'}")

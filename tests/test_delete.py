@@ -5,6 +5,7 @@ and `lore delete` does the same from the terminal."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.app import Lore
+from bot.deletion import NO_TERMINAL
 from bot.errors import NotFoundError
 from bot.events import ChatRef, Identity
 from bot.replies import Confirmation, Message, plain_text
@@ -210,7 +212,27 @@ def _handles(data: Path) -> dict[str, str]:
     return {title: document_id[:HANDLE_LENGTH] for title, document_id in rows}
 
 
-@pytest.mark.timeout(360)
+def _lore_at_a_terminal(workdir: Path, answer: str, *args: str) -> tuple[int, str]:
+    """Run `lore` with a pseudo-terminal as its standard input and type `answer`."""
+    controller, terminal = os.openpty()
+    try:
+        process = subprocess.Popen(  # noqa: S603 - our own console script
+            [str(LORE), *args],
+            cwd=workdir,
+            stdin=terminal,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        os.write(controller, f"{answer}\n".encode())
+        out, _ = process.communicate(timeout=180)
+    finally:
+        os.close(terminal)
+        os.close(controller)
+    return process.returncode, out
+
+
+@pytest.mark.timeout(600)
 def test_lore_delete_asks_at_a_terminal_and_refuses_without_one(
     tmp_path: Path, models_dir: Path
 ) -> None:
@@ -218,22 +240,31 @@ def test_lore_delete_asks_at_a_terminal_and_refuses_without_one(
     (tmp_path / ".env").write_text(
         f"DATA_DIR={data}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=\nLOG_LEVEL=WARNING\n"
     )
-    (tmp_path / "wifi.md").write_text("# Office wifi\n\nThe guest wifi password is on the board.\n")
-    assert _lore(tmp_path, "ingest", "wifi.md", "--user", "ann").returncode == 0
-    handle = _handles(data)["Office wifi"]
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "wifi.md").write_text("# Office wifi\n\nThe guest wifi password is on the board.\n")
+    (notes / "bikes.md").write_text("# Bikes\n\nBikes go into the shed behind the bakery.\n")
+    assert _lore(tmp_path, "ingest", "notes", "--user", "ann").returncode == 0
+    handles = _handles(data)
+    wifi, bikes = handles["Office wifi"], handles["Bikes"]
 
-    refused = _lore(tmp_path, "delete", handle, "--user", "ann")
+    refused = _lore(tmp_path, "delete", wifi, "--user", "ann")
     assert refused.returncode == 1
-    assert "Nothing was deleted" in refused.stderr
-    assert "--yes" in refused.stderr
-    assert _handles(data) == {"Office wifi": handle}
+    assert refused.stderr.strip() == NO_TERMINAL
+    assert _handles(data) == handles
 
-    deleted = _lore(tmp_path, "delete", handle, "--user", "ann", "--yes")
-    assert deleted.returncode == 0, deleted.stderr
-    assert deleted.stdout.strip() == f"Deleted Office wifi ({handle})."
-    assert _handles(data) == {}
+    status, shown = _lore_at_a_terminal(tmp_path, "y", "delete", wifi, "--user", "ann")
+    assert status == 0
+    assert f"Delete Office wifi ({wifi}, private notes)? This cannot be undone. [y/N]" in shown
+    assert shown.rstrip().endswith(f"Deleted Office wifi ({wifi}).")
+    assert _handles(data) == {"Bikes": bikes}
     assert not any((data / "uploads").rglob("wifi.md"))
 
-    gone = _lore(tmp_path, "delete", handle, "--user", "ann", "--yes")
+    deleted = _lore(tmp_path, "delete", bikes, "--user", "ann", "--yes")
+    assert deleted.returncode == 0, deleted.stderr
+    assert deleted.stdout.strip() == f"Deleted Bikes ({bikes})."
+    assert _handles(data) == {}
+
+    gone = _lore(tmp_path, "delete", wifi, "--user", "ann", "--yes")
     assert gone.returncode == 1
-    assert gone.stderr.strip() == f"No document of yours has the handle '{handle}'."
+    assert gone.stderr.strip() == f"No document of yours has the handle '{wifi}'."

@@ -96,6 +96,7 @@ def backup_layout(settings: Settings) -> BackupLayout:
     return BackupLayout(
         data_dir=settings.data_dir,
         database_path=settings.database_path,
+        uploads_dir=settings.uploads_dir,
         embedding_model=settings.embedding_model,
         vector_engine=vector_engine_name(settings),
     )
