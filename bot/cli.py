@@ -355,6 +355,89 @@ def health() -> None:
         raise typer.Exit(1)
 
 
+@app.command()
+def delete(
+    handle: Annotated[str, typer.Argument(help="The document's handle, as /sources shows it.")],
+    user: Annotated[str | None, typer.Option(help="A document of this user's notes.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
+) -> None:
+    """Delete one document everywhere: its rows, chunks, vectors and original."""
+    from bot.deletion import confirm_deletion
+
+    async def work(lore: Lore) -> bool:
+        who = await _acting_as(lore.bot, user, create=False)
+        document = await lore.bot.document(who, handle)
+        if not yes and not await confirm_deletion(document):
+            return False
+        title = await lore.bot.delete_document(who, document.id)
+        typer.echo(f"Deleted {title} ({document.handle}).")
+        return True
+
+    if not _run(work):
+        raise typer.Exit(1)
+
+
+def _settings() -> Settings:
+    from bot.settings import load_settings
+
+    with reported_errors():
+        settings = load_settings()
+    _configure_logging(settings)
+    return settings
+
+
+@app.command()
+def backup(
+    path: Annotated[Path, typer.Argument(help="A new or empty folder for the backup.")],
+) -> None:
+    """Write a consistent snapshot of the data directory, also while the bot runs."""
+    from bot.app.core import backup_layout
+    from bot.app.models import utc_now
+    from bot.backups import back_up_from_outside, describe_backup
+    from storage.data_lock import held_elsewhere
+
+    target = path.expanduser().absolute()
+    settings = _settings()
+    if held_elsewhere(settings.data_dir):  # the running bot: copy beside it
+        outside = back_up_from_outside(backup_layout(settings), target, utc_now())
+        try:
+            manifest = asyncio.run(outside)
+        except LoreError as exc:
+            typer.echo(str(exc), err=True)
+            raise typer.Exit(1) from None
+        typer.echo(describe_backup(target, manifest))
+        return
+
+    async def work(lore: Lore) -> str:
+        return describe_backup(target, await lore.bot.maintenance.backup(target))
+
+    typer.echo(_run(work))
+
+
+@app.command()
+def restore(
+    path: Annotated[Path, typer.Argument(help="A folder `lore backup` wrote.")],
+    force: Annotated[bool, typer.Option(help="Replace what DATA_DIR holds.")] = False,
+) -> None:
+    """Bring a backup back into an empty DATA_DIR (the bot must be stopped)."""
+    from bot.app.core import backup_layout
+    from bot.backups import describe_restore, restore_into
+
+    source = path.expanduser().absolute()
+    settings = _settings()
+    try:
+        report = asyncio.run(restore_into(backup_layout(settings), source, force=force))
+    except LoreError as exc:
+        typer.echo(str(exc), err=True)
+        raise typer.Exit(1) from None
+
+    async def work(lore: Lore) -> str:
+        finished = await lore.bot.maintenance.finish_restore(reembed=report.reembed)
+        return describe_restore(source, report, finished)
+
+    typer.echo(_run(work))
+
+
 def main() -> None:
     """Console-script entry point: whatever a command did not handle is still one line."""
     run_program(app)

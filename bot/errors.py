@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = [
     "NOT_INVITED",
+    "BackupRefusedError",
     "ChoiceExpiredError",
     "DigestError",
     "EdgeStartError",
@@ -126,3 +127,8 @@ class EdgeStartError(LoreError):
     """A chat edge (Telegram, Slack, Discord, MCP) did not start: its token was refused, its
     API is unreachable or its port is taken. The message names the edge and the setting to
     change, never a secret's value."""
+
+
+class BackupRefusedError(LoreError):
+    """A backup was not written or not restored (target not empty, data directory in use or
+    not empty, a damaged backup); the message says what to change."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from bot.errors import NotFoundError
+from bot.errors import NotFoundError, OwnerOnlyError
 from bot.events import Identity
 from bot.memory import ConversationMemory
 from bot.people import People
@@ -20,7 +20,7 @@ from storage.incidents import IncidentRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.originals import OriginalStore
 from storage.turns import TurnRepository
-from storage.users import User
+from storage.users import Role, User
 
 __all__ = ["Forgetting"]
 
@@ -60,10 +60,11 @@ class Forgetting:
         left behind; returns how many documents went."""
         user = await self._people.member(identity)
         count = len(await self._documents.list_for_owner(user.id))
-        removed = await self._documents.delete_for_owner(user.id)
-        for collection, point_ids in removed:
-            await self._index.delete_points(collection, point_ids)
-        await self._originals.remove_owner(user.id)
+        async with self._database.writing():
+            removed = await self._documents.delete_for_owner(user.id)
+            for collection, point_ids in removed:
+                await self._index.delete_points(collection, point_ids)
+            await self._originals.remove_owner(user.id)
         await self._forget_conversations(user)
         await self._database.erase_wal()
         logger.info("Forgot %d documents and the conversations of user %s", count, user.id)
@@ -81,13 +82,18 @@ class Forgetting:
         await self._memory.forget(user.id)
 
     async def forget_document(self, identity: Identity, document: DocumentRecord) -> str:
-        """Delete one private document of the caller everywhere; its title."""
+        """Delete one document everywhere (rows, chunks, vectors, original); its title. A
+        member deletes only their own private documents; a shared one needs an owner."""
         user = await self._people.member(identity)
-        if document.owner_id != user.id:
+        if document.owner_id is None:
+            if user.role is not Role.OWNER:
+                raise OwnerOnlyError("deleting a shared document")
+        elif document.owner_id != user.id:
             raise NotFoundError("That is not one of your private documents.")
-        point_ids = await self._documents.delete(document.id)
-        await self._index.delete_points(document.collection, point_ids)
-        await self._originals.remove(user.id, document.id)
+        async with self._database.writing():
+            point_ids = await self._documents.delete(document.id)
+            await self._index.delete_points(document.collection, point_ids)
+            await self._originals.remove(document.owner_id, document.id)
         await self._database.erase_wal()
-        logger.info("Forgot document %s of user %s", document.id, user.id)
+        logger.info("Forgot document %s (deleted by user %s)", document.id, user.id)
         return document.title

@@ -23,12 +23,13 @@ from graphs.ingest.errors import IngestError
 from graphs.ingest.graph import IngestGraph, ingest
 from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage, Retriever
+from storage.document_records import HANDLE_LENGTH
 from storage.documents import DocumentRecord, DocumentRepository
 from storage.ids import DocumentId, UserId
 from storage.incidents import IncidentRepository
 from storage.users import Role, User
 
-__all__ = ["Knowledge", "ProgressSink"]
+__all__ = ["Knowledge", "ProgressSink", "looks_like_handle"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +37,14 @@ ProgressSink = Callable[[str], None]
 GROUP_SOURCES = "In group chats I only save what an owner sends. Send it to me privately."
 CHOICE_EXPIRED = "That choice has expired; please send it again."
 NOT_YOUR_CHOICE = "Only the person who sent it can choose."
+# Shorter handles would name several documents at once too often.
+MIN_HANDLE_LENGTH = 4
+
+
+def looks_like_handle(text: str) -> bool:
+    """A document handle (or a whole id): 4 to 32 hexadecimal characters."""
+    word = text.strip().lower()
+    return MIN_HANDLE_LENGTH <= len(word) <= 32 and all(c in "0123456789abcdef" for c in word)
 
 
 class Knowledge:
@@ -206,12 +215,36 @@ class Knowledge:
         user = await self._people.member(identity)
         return await self._documents.list_for_owner(user.id)
 
-    async def document(self, identity: Identity, number: int) -> DocumentRecord:
-        """The caller's private document numbered `number` in /sources."""
-        documents = await self.sources(identity)
-        if not 1 <= number <= len(documents):
-            raise NotFoundError(f"/sources has no document number {number}.")
-        return documents[number - 1]
+    async def shared_sources(self, identity: Identity) -> list[DocumentRecord]:
+        """The shared knowledge's documents, newest first (owners only: /sources)."""
+        await self._people.owner(identity, "the shared documents list")
+        return await self._documents.list_for_owner(None)
+
+    async def document(
+        self, identity: Identity, handle: str, *, include_shared: bool = False
+    ) -> DocumentRecord:
+        """The caller's private document named by `handle` (its id, or the start of it as
+        /sources shows it); with `include_shared`, an owner's handle may also name a shared
+        document. Raises `NotFoundError` for an unknown or ambiguous handle."""
+        user = await self._people.member(identity)
+        owners: list[UserId | None] = [user.id]
+        if include_shared and user.role is Role.OWNER:
+            owners.append(None)
+        wanted = handle.strip().lower()
+        if not looks_like_handle(wanted):
+            raise NotFoundError(
+                f"{handle.strip()!r} is not a document handle: use the {HANDLE_LENGTH}-character "
+                "handle shown in /sources."
+            )
+        found = await self._documents.with_prefix(wanted, owners)
+        if not found:
+            raise NotFoundError(f"No document of yours has the handle {handle.strip()!r}.")
+        if len(found) > 1:
+            names = ", ".join(f"{doc.id[: len(wanted) + 4]} ({doc.title})" for doc in found)
+            raise NotFoundError(
+                f"Several documents start with {wanted!r}: {names}. Add characters to choose one."
+            )
+        return found[0]
 
     async def share(self, identity: Identity, document_id: str) -> str:
         """An owner publishes one of their private documents to the shared knowledge (the

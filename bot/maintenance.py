@@ -5,7 +5,9 @@ method takes an identity, so none is offered to a chat edge."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bot.digests import DigestRun
@@ -15,11 +17,23 @@ from bot.sources import Source
 from bot.watching import ScanReport
 from graphs.ingest.repair import RepairReport, repair_index
 from graphs.ingest.state import IngestResult
+from storage.backups import Manifest
 
 if TYPE_CHECKING:
     from bot.service import BotParts
 
-__all__ = ["Maintenance"]
+__all__ = ["Maintenance", "RestoreFinished"]
+
+# Conversation memory rebuilt after a restore covers every exchange ever logged.
+ALL_OF_TIME = timedelta(days=365 * 100)
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreFinished:
+    """What finishing a restore did."""
+
+    repair: RepairReport
+    memory_points: int
 
 
 class Maintenance:
@@ -61,6 +75,20 @@ class Maintenance:
     async def load_shared(self, source: Source) -> IngestResult:
         """Start-up: the operator's sample folder (SAMPLE_DOCS_DIR) into the shared knowledge."""
         return await self._parts.knowledge.ingest_shared(source)
+
+    async def backup(self, target: Path) -> Manifest:
+        """A consistent snapshot of the data directory into `target` (`lore backup`)."""
+        return await self._parts.backups.back_up(target)
+
+    async def finish_restore(self, *, reembed: bool) -> RestoreFinished:
+        """After `bot.backups.restore_into`: re-embed what has no vector (everything, when the
+        backup held no vectors), remove what is orphaned, rebuild conversation memory."""
+        repair = await self.reindex(folder_min_age_seconds=0)
+        memory = 0
+        if reembed:
+            report = await self._parts.memory.build(self._parts.clock(), window=ALL_OF_TIME)
+            memory = report.points_written
+        return RestoreFinished(repair, memory)
 
     async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
         """Re-embed pending chunks and remove orphans (the self-repair job)."""

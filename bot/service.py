@@ -16,6 +16,7 @@ from datetime import date, datetime
 
 from bot.accounts import Accounts
 from bot.approvals import ApprovalDecision, Approvals
+from bot.backups import Backups
 from bot.commands import Command, CommandCall, CommandRegistry, CommandServices
 from bot.conversation import Conversations
 from bot.digests import Digests, parse_timezone
@@ -67,6 +68,7 @@ class BotParts:
     memory: ConversationMemory
     reports: Reports
     tokens: McpTokens
+    backups: Backups
     lookups: Lookups
     notifiers: Notifiers
     limits: Limits
@@ -245,6 +247,17 @@ class Bot:
     async def forget(self, identity: Identity) -> int:
         """Delete every private document of the caller and what their chats left behind."""
         return await self._parts.forgetting.forget_all(identity)
+
+    async def document(self, identity: Identity, handle: str) -> DocumentRecord:
+        """The document a handle from /sources names: the caller's own, or (owners) a shared
+        one. Raises `NotFoundError` for an unknown or ambiguous handle."""
+        return await self._knowledge.document(identity, handle, include_shared=True)
+
+    async def delete_document(self, identity: Identity, handle: str) -> str:
+        """Delete one document everywhere (after the caller confirmed); its title. Members
+        delete their own private documents, owners also shared ones."""
+        document = await self.document(identity, handle)
+        return await self._parts.forgetting.forget_document(identity, document)
 
     async def share_document(self, identity: Identity, document_id: str) -> str:
         """An owner publishes one of their private documents to the shared knowledge."""

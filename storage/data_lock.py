@@ -13,7 +13,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
 
-__all__ = ["DataDirBusyError", "DataDirLock"]
+__all__ = ["DataDirBusyError", "DataDirLock", "held_elsewhere"]
 
 
 class DataDirBusyError(Exception):
@@ -70,3 +70,12 @@ class DataDirLock:
         tb: TracebackType | None,
     ) -> None:
         self.release()
+
+
+def held_elsewhere(data_dir: Path) -> bool:
+    """Whether another process (the running bot) holds the data directory right now."""
+    try:
+        with DataDirLock(data_dir):
+            return False
+    except DataDirBusyError:
+        return True

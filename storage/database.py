@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import AsyncIterator, Iterable, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -23,6 +23,7 @@ from typing import Self
 import aiosqlite
 
 from storage.migrations import MIGRATIONS, Migration, apply_migrations
+from storage.write_gate import WriteGate
 
 __all__ = ["Database", "DatabaseError", "Row"]
 
@@ -45,6 +46,7 @@ class Database:
         self._writer: aiosqlite.Connection | None = None
         self._reader: aiosqlite.Connection | None = None
         self._write_lock = asyncio.Lock()
+        self._gate = WriteGate()
 
     @property
     def path(self) -> Path:
@@ -93,6 +95,15 @@ class Database:
         writer = self._require(self._writer)
         async with self._write_lock:
             await writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def writing(self) -> AbstractAsyncContextManager[None]:
+        """A write that spans stores (SQLite rows plus vectors and files: an ingest, a
+        deletion); `writes_paused()` waits for it and holds new ones back."""
+        return self._gate.writing()
+
+    def writes_paused(self) -> AbstractAsyncContextManager[None]:
+        """No cross-store write in flight inside (a backup takes its snapshot here)."""
+        return self._gate.paused()
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[aiosqlite.Connection]:

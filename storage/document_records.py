@@ -12,6 +12,7 @@ from storage.ids import ChunkHash, DocumentId, PointId, UserId
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "HANDLE_LENGTH",
     "PASSAGE_COLUMNS",
     "ChunkRecord",
     "Collection",
@@ -40,6 +41,11 @@ class SourceType(StrEnum):
     NOTE = "note"
     FILE = "file"
     URL = "url"
+
+
+# A document's handle: the first characters of its id. Ids are random, so a handle never
+# changes when another document comes or goes (unlike a position in a list).
+HANDLE_LENGTH = 7
 
 
 def collection_for(owner_id: UserId | None) -> Collection:
@@ -73,6 +79,11 @@ class DocumentRecord:
     def collection(self) -> Collection:
         """The Qdrant collection of this document's vectors."""
         return collection_for(self.owner_id)
+
+    @property
+    def handle(self) -> str:
+        """The short, stable name `/sources` shows (a prefix of the id)."""
+        return self.id[:HANDLE_LENGTH]
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 
 import aiosqlite
@@ -56,6 +57,10 @@ class DocumentRepository:
     def __init__(self, database: Database) -> None:
         self._db = database
 
+    def writing(self) -> AbstractAsyncContextManager[None]:
+        """One document write across SQLite, vectors and originals (see `Database.writing`)."""
+        return self._db.writing()
+
     async def get(self, document_id: DocumentId) -> DocumentRecord | None:
         """Return one document, or None."""
         row = await self._db.fetch_one("SELECT * FROM documents WHERE id = ?", (document_id,))
@@ -87,6 +92,21 @@ class DocumentRepository:
         rows = await self._db.fetch_all(
             "SELECT * FROM documents WHERE IFNULL(owner_id, '') = ? ORDER BY created_at DESC",
             (owner_id or "",),
+        )
+        return [document_from_row(row) for row in rows]
+
+    async def with_prefix(
+        self, prefix: str, owners: Sequence[UserId | None], *, limit: int = 5
+    ) -> list[DocumentRecord]:
+        """Documents of these owners (None: the shared knowledge) whose id starts with
+        `prefix` (a handle), at most `limit`; more than one means the handle is ambiguous."""
+        if not prefix or not all(char in "0123456789abcdef" for char in prefix):
+            return []
+        rows = await self._db.fetch_all(
+            "SELECT * FROM documents WHERE substr(id, 1, ?) = ?"
+            " AND IFNULL(owner_id, '') IN (SELECT value FROM json_each(?))"
+            " ORDER BY created_at DESC, id LIMIT ?",
+            (len(prefix), prefix, json.dumps([owner or "" for owner in owners]), limit),
         )
         return [document_from_row(row) for row in rows]
 

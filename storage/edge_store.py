@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -81,6 +82,8 @@ class EdgeVectorStore:
         self._root = root
         self._shards: dict[str, _Shard] = {}
         self._open_lock = asyncio.Lock()
+        # Writes and snapshots exclude each other (a copy never holds half a write).
+        self._write_lock = asyncio.Lock()
 
     async def __aenter__(self) -> EdgeVectorStore:
         return self
@@ -108,9 +111,10 @@ class EdgeVectorStore:
             return
         shard = self._shard(collection)
         operation = qe.UpdateOperation.upsert_points([_to_edge_point(p) for p in points])
-        await self._call(collection, "upsert", lambda: shard.engine.update(operation))
-        shard.writes_since_optimize += len(points)
-        await self._maybe_optimize(shard)
+        async with self._write_lock:
+            await self._call(collection, "upsert", lambda: shard.engine.update(operation))
+            shard.writes_since_optimize += len(points)
+            await self._maybe_optimize(shard)
 
     async def delete_points(self, collection: str, ids: Sequence[PointId]) -> None:
         """Delete points by id; unknown ids are ignored."""
@@ -118,7 +122,8 @@ class EdgeVectorStore:
             return
         shard = self._shard(collection)
         operation = qe.UpdateOperation.delete_points(list(ids))
-        await self._call(collection, "delete_points", lambda: shard.engine.update(operation))
+        async with self._write_lock:
+            await self._call(collection, "delete_points", lambda: shard.engine.update(operation))
 
     async def delete_where(self, collection: str, conditions: Sequence[Condition]) -> None:
         """Delete every point matching all conditions."""
@@ -126,7 +131,8 @@ class EdgeVectorStore:
             raise VectorStoreError(f"delete_where on {collection!r} needs at least one condition")
         shard = self._shard(collection)
         operation = qe.UpdateOperation.delete_points_by_filter(_to_filter(conditions))
-        await self._call(collection, "delete_where", lambda: shard.engine.update(operation))
+        async with self._write_lock:
+            await self._call(collection, "delete_where", lambda: shard.engine.update(operation))
 
     async def search(
         self,
@@ -187,6 +193,17 @@ class EdgeVectorStore:
             ids.update(_point_id(record.id) for record in records)
             if offset is None:
                 return ids
+
+    async def snapshot(self, target: Path) -> bool:
+        """Flush every open shard and copy its directory to `target/<collection>`; writes
+        wait meanwhile, so the copy opens (`ensure_collection` on `target`) with every point
+        written before and none after."""
+        async with self._open_lock, self._write_lock:
+            for name, shard in self._shards.items():
+                await self._call(name, "flush", shard.engine.flush)
+                source, copy = self._root / name, target / name
+                await asyncio.to_thread(shutil.copytree, source, copy, dirs_exist_ok=True)
+        return True
 
     async def close(self) -> None:
         """Flush and close every shard; the store can be reopened with `ensure_collection`."""

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import math
 from collections.abc import Awaitable, Sequence
+from pathlib import Path
 from typing import Any, TypeVar, cast
 
 from qdrant_client import AsyncQdrantClient, models
@@ -221,6 +222,11 @@ class ServerVectorStore:
             ids.update(PointId(str(record.id)) for record in records)
             if offset is None:
                 return ids
+
+    async def snapshot(self, target: Path) -> bool:
+        """A server keeps its files to itself: a restore re-embeds from SQLite instead."""
+        del target
+        return False
 
     async def close(self) -> None:
         """Forget opened collections; close the client if `connect` made it."""

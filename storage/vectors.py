@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from storage.ids import PointId
@@ -160,6 +161,11 @@ class VectorStore(Protocol):
 
     async def point_ids(self, collection: str) -> set[PointId]:
         """Every point id in the collection (used by the repair job)."""
+
+    async def snapshot(self, target: Path) -> bool:
+        """Copy every open collection into `target` as files a store opened there reads back
+        (writes wait meanwhile); False when the engine keeps its data elsewhere (a server):
+        then a restore rebuilds the vectors from SQLite."""
 
     async def close(self) -> None:
         """Flush and release the engine."""

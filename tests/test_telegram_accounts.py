@@ -236,7 +236,7 @@ async def test_owner_chooses_shared_or_private_for_a_document_and_a_link(
         assert "expired" in late.params["text"]
 
 
-async def test_share_publishes_an_owner_private_document_by_its_sources_number(
+async def test_share_publishes_an_owner_private_document_by_its_sources_handle(
     tg_settings: Settings, fake: FakeTelegram
 ) -> None:
     async with telegram(tg_settings, fake) as (lore, _):
@@ -244,11 +244,14 @@ async def test_share_publishes_an_owner_private_document_by_its_sources_number(
         await remember(lore.bot, _identity(OWNER), HANDBOOK, title="Travel handbook")
         await remember(lore.bot, _identity(ALICE), LOCKER, title="Locker")
         listed = await _reply(fake, OWNER, "/sources", "Your private documents")
-        assert "1. Travel handbook" in listed
+        [handbook] = await lore.bot.sources(_identity(OWNER))
+        assert f"<code>{handbook.handle}</code> Travel handbook" in listed
 
-        missing = await _reply(fake, OWNER, "/share 7", "no document number 7")
-        assert missing.startswith("/sources has no")
-        shared = await _reply(fake, OWNER, "/share 1", "Shared")
+        numbered = await _reply(fake, OWNER, "/share 7", "named by their handle")
+        assert "/sources" in numbered
+        missing = await _reply(fake, OWNER, "/share 0000000", "has the handle")
+        assert missing == "No document of yours has the handle '0000000'."
+        shared = await _reply(fake, OWNER, f"/share {handbook.handle}", "Shared")
         assert "Travel handbook" in shared
         documents = DocumentRepository(lore.database)
         assert [d.title for d in await documents.list_for_owner(None)] == ["Travel handbook"]

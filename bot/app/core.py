@@ -14,6 +14,7 @@ from bot.accounts import Accounts
 from bot.actions import ApprovedActions
 from bot.app.models import chat_model, meter, reranker, utc_now, vector_store
 from bot.approvals import Approvals
+from bot.backups import BackupLayout, Backups
 from bot.commands import COMMANDS
 from bot.conversation import Conversations
 from bot.digest_summary import DigestSummariser
@@ -69,7 +70,7 @@ from storage.users import UserRepository
 from storage.vectors import VectorStore, VectorStoreError
 from storage.watched_sources import WatchedSourceRepository
 
-__all__ = ["Lore", "open_lore"]
+__all__ = ["Lore", "backup_layout", "open_lore", "vector_engine_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +85,22 @@ class Lore:
     index: KnowledgeIndex
     vector_store: VectorStore
     embedder: Embedder
+
+
+def vector_engine_name(settings: Settings) -> str:
+    """The vector engine as `lore stats` and backup manifests name it."""
+    return "qdrant server" if settings.qdrant_url else "embedded qdrant-edge"
+
+
+def backup_layout(settings: Settings) -> BackupLayout:
+    """Where this deployment's state lives, for backups and restores."""
+    return BackupLayout(
+        data_dir=settings.data_dir,
+        database_path=settings.database_path,
+        uploads_dir=settings.uploads_dir,
+        embedding_model=settings.embedding_model,
+        vector_engine=vector_engine_name(settings),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,12 +374,15 @@ async def open_lore(
                 turns=turns,
                 documents=documents,
                 index=stores.index,
-                engines=(
-                    settings.embedding_model,
-                    "qdrant server" if settings.qdrant_url else "embedded qdrant-edge",
-                ),
+                engines=(settings.embedding_model, vector_engine_name(settings)),
             ),
             tokens=tokens,
+            backups=Backups(
+                layout=backup_layout(settings),
+                database=database,
+                store=stores.store,
+                clock=utc_now,
+            ),
             lookups=Lookups(
                 access=tokens,
                 retriever=retriever,

@@ -4,10 +4,23 @@ member's own documents, morning digests and a fresh conversation."""
 from __future__ import annotations
 
 from bot.commands.registry import Access, Command, CommandCall, Place
-from bot.errors import NOT_INVITED, UsageError
+from bot.errors import NOT_INVITED, NotFoundError, UsageError
 from bot.people import LOCAL_PLATFORM
-from bot.replies import Confirmation, Message, Reply, Span, bold, italic, link, plain, rich
+from bot.replies import (
+    Confirmation,
+    Message,
+    Reply,
+    Rich,
+    Span,
+    bold,
+    code,
+    italic,
+    link,
+    plain,
+    rich,
+)
 from bot.sources import note
+from storage.documents import DocumentRecord
 from storage.users import Role
 
 __all__ = ["MEMBER_COMMANDS", "help_text"]
@@ -69,32 +82,54 @@ async def _note(call: CommandCall) -> Reply:
     return await call.services.knowledge.save(call.identity, note(call.args), shared=False)
 
 
-async def _sources(call: CommandCall) -> Reply:
-    documents = await call.services.knowledge.sources(call.identity)
-    if not documents:
-        return Message(rich("You have no private documents yet. Send me a file or a link."))
-    body: list[Span] = [bold("Your private documents"), plain(f" ({len(documents)})")]
-    for number, document in enumerate(documents[:SOURCES_SHOWN], start=1):
-        source = document.source_ref
-        label = (
-            link(document.title, source)
-            if source.startswith(("http://", "https://"))
-            else plain(document.title)
-        )
-        body += rich(f"\n{number}. ", label, " ", italic(f"({document.created_at[:10]})"))
+def _listed(document: DocumentRecord) -> Rich:
+    source = document.source_ref
+    label = (
+        link(document.title, source)
+        if source.startswith(("http://", "https://"))
+        else plain(document.title)
+    )
+    return rich(
+        "\n", code(document.handle), " ", label, " ", italic(f"({document.created_at[:10]})")
+    )
+
+
+def _section(title: str, documents: list[DocumentRecord]) -> list[Span]:
+    body: list[Span] = [bold(title), plain(f" ({len(documents)})")]
+    for document in documents[:SOURCES_SHOWN]:
+        body += _listed(document)
     if len(documents) > SOURCES_SHOWN:
         body += rich(f"\n… and {len(documents) - SOURCES_SHOWN} more.")
+    return body
+
+
+async def _sources(call: CommandCall) -> Reply:
+    knowledge = call.services.knowledge
+    documents = await knowledge.sources(call.identity)
+    owner = call.caller is not None and call.caller.role is Role.OWNER
+    shared = await knowledge.shared_sources(call.identity) if owner else []
+    if not documents and not shared:
+        return Message(rich("You have no private documents yet. Send me a file or a link."))
+    body: list[Span] = []
+    if documents:
+        body += _section("Your private documents", documents)
+    if shared:
+        body += rich("\n\n" if body else "")
+        body += _section("Shared knowledge", shared)
+    forget = call.spell("forget")
+    body += rich(f"\n\nDelete one with {forget} HANDLE (the code before its title).")
     return Message(tuple(body), personal=True)
 
 
 async def _forget(call: CommandCall) -> Reply:
     knowledge = call.services.knowledge
     if call.words:
-        if len(call.words) != 1 or not call.words[0].isdigit():
-            raise UsageError(f"Usage: {call.spell('forget')} [NUMBER from {call.spell('sources')}]")
-        document = await knowledge.document(call.identity, int(call.words[0]))
+        if len(call.words) != 1:
+            raise UsageError(f"Usage: {call.spell('forget')} [HANDLE from {call.spell('sources')}]")
+        document = await knowledge.document(call.identity, call.words[0], include_shared=True)
+        where = " from the shared knowledge" if document.owner_id is None else ""
         return Confirmation(
-            rich("Delete ", bold(document.title), "? This cannot be undone."),
+            rich("Delete ", bold(document.title), f"{where}? This cannot be undone."),
             f"forget:{document.id}",
             "🗑 Yes, delete it",
         )
@@ -115,9 +150,11 @@ async def _confirm_forget(call: CommandCall, target: str, yes: bool) -> Reply:
     if target == "all":
         count = await forgetting.forget_all(call.identity)
         return Message(rich(f"🗑 Deleted your {count} private documents."))
-    documents = await call.services.knowledge.sources(call.identity)
-    document = next((doc for doc in documents if doc.id == target), None)
-    if document is None:
+    try:
+        document = await call.services.knowledge.document(
+            call.identity, target, include_shared=True
+        )
+    except NotFoundError:
         return Message(rich("That document is already gone."))
     title = await forgetting.forget_document(call.identity, document)
     return Message(rich("🗑 Deleted ", bold(title), "."))
@@ -168,7 +205,7 @@ MEMBER_COMMANDS = (
             _note),
     Command("sources", "", "List your private documents", Access.MEMBER, Place.PRIVATE,
             _sources),
-    Command("forget", "[NUMBER]", "Delete your private documents (or one of them)",
+    Command("forget", "[HANDLE]", "Delete your private documents (or one, by its handle)",
             Access.MEMBER, Place.PRIVATE, _forget, confirm=_confirm_forget),
     Command("digest", "HH:MM ZONE [quiet] | off | now",
             "A morning digest, e.g. at 07:30 Europe/Berlin", Access.MEMBER, Place.PRIVATE,

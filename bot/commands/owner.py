@@ -4,8 +4,9 @@ sources, and (at this machine's terminal) ingesting local files and folders."""
 from __future__ import annotations
 
 from bot.commands.registry import Access, Command, CommandCall, Place
-from bot.errors import IngestRefusedError, UsageError
+from bot.errors import IngestRefusedError, NotFoundError, UsageError
 from bot.ingest_requests import sources_for
+from bot.knowledge import looks_like_handle
 from bot.replies import Message, Reply, Span, bold, italic, link, plain, plain_text, rich
 from bot.sources import note, saved_message
 
@@ -90,13 +91,17 @@ async def _share(call: CommandCall) -> Reply:
     text = call.args.strip()
     if not text:
         raise UsageError(
-            f"Usage: {call.spell('share')} NUMBER (a document from {call.spell('sources')}), "
+            f"Usage: {call.spell('share')} HANDLE (a document from {call.spell('sources')}), "
             f"{call.spell('share')} TEXT (a note), or send me a file or link and tap Shared."
         )
     knowledge = call.services.knowledge
-    if not text.isdigit():
+    if text.isdigit() and not looks_like_handle(text):
+        raise NotFoundError(
+            f"Documents are named by their handle now: see {call.spell('sources')}."
+        )
+    if not looks_like_handle(text):
         return await knowledge.save(call.identity, note(text), shared=True)
-    document = await knowledge.document(call.identity, int(text))
+    document = await knowledge.document(call.identity, text)
     title = await knowledge.share(call.identity, document.id)
     return Message(
         rich(
@@ -167,7 +172,7 @@ OWNER_COMMANDS = (
             in_menu=False),
     Command("unanswered", "", "Questions the knowledge could not answer", Access.OWNER,
             Place.PRIVATE, _unanswered),
-    Command("share", "NUMBER | TEXT", "Share a document from /sources, or a note",
+    Command("share", "HANDLE | TEXT", "Share a document from /sources, or a note",
             Access.OWNER, Place.PRIVATE, _share),
     Command("watch", "URL", "Follow a feed or page for the shared knowledge", Access.OWNER,
             Place.PRIVATE, _watch),

@@ -254,7 +254,13 @@ async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
 
 
 async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Keep the original, commit rows to SQLite, then write vectors to Qdrant."""
+    """Keep the original, commit rows to SQLite, then write vectors to Qdrant: one write
+    (a backup never holds half of it)."""
+    async with runtime.context.documents.writing():
+        return await _store(state, runtime)
+
+
+async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     context, request, raw = runtime.context, state["request"], state["raw"]
     existing, extracted = state.get("existing"), state["extracted"]
     document_id = existing.id if existing is not None else new_document_id()

@@ -53,7 +53,8 @@ async def repair_index(
         known = await context.documents.point_ids(collection)
         stray = sorted(stored - known)
         if stray:
-            await context.index.delete_points(collection, stray)
+            async with context.documents.writing():
+                await context.index.delete_points(collection, stray)
             orphans += len(stray)
     folders = await _remove_orphan_folders(context, folder_min_age_seconds)
     report = RepairReport(reembedded, orphans, folders, scored)
@@ -95,9 +96,10 @@ async def _reembed_pending(context: IngestContext, batch_size: int) -> int:
                 sparse=context.lexical.encode_document(text),
             )
             by_collection.setdefault(record.collection, []).append(point)
-        for collection, points in by_collection.items():
-            await context.index.upsert(collection, points)
-        await context.documents.mark_indexed([record.point_id for record in batch])
+        async with context.documents.writing():  # a backup sees all of a batch or none
+            for collection, points in by_collection.items():
+                await context.index.upsert(collection, points)
+            await context.documents.mark_indexed([record.point_id for record in batch])
         done += len(batch)
     return done
 
