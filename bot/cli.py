@@ -19,11 +19,9 @@ from bot.control import operations
 from bot.control.client import ask_health, connect
 from bot.control.output import TerminalOutput
 from bot.errors import LoreError
-from bot.events import Identity
 from bot.library_output import route_library_output
 from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
-from bot.service import Bot
 from bot.settings import Settings, SettingsError, load_settings
 from bot.sources import Source
 from graphs.ingest.state import IngestResult, chunks_text
@@ -68,13 +66,6 @@ def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
     except LoreError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from None
-
-
-async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
-    """The terminal owner, or the local member `user` they act for."""
-    if user is None:
-        return LOCAL_OWNER
-    return await bot.local_member(LOCAL_OWNER, user, create=create)
 
 
 async def ingest_folder(ingest: Ingest, folder: Path, *, shared: bool, quiet: bool) -> int:

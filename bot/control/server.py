@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import socket
 import struct
 import tempfile
@@ -79,6 +80,8 @@ def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
 def _bind_owner_only(path: Path) -> socket.socket:
     """A listening socket at `path`, never reachable by others: bound in a new 0700
     directory, made 0600, then renamed over `path` (replacing a stale one)."""
+    for left in path.parent.glob(".control-*"):  # a crash between bind and rename
+        shutil.rmtree(left, ignore_errors=True)
     private = Path(tempfile.mkdtemp(prefix=".control-", dir=path.parent))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -154,6 +157,7 @@ class ControlServer:
                 out.send({"kind": "exit", "code": 2})
                 return
             code = await self._answer(reader, out)
+            logger.info("A CLI command ended with exit status %d", code)
             out.send({"kind": "exit", "code": code})
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
