@@ -18,7 +18,7 @@ import pytest
 
 from bot.app import Lore, open_lore
 from bot.control.client import ask_health, connect
-from bot.control.protocol import MAX_FRAME_BYTES, decode, socket_path
+from bot.control.protocol import MAX_FRAME_BYTES, decode, encode, socket_path
 from bot.control.server import ControlServer
 from bot.control.socket_paths import reachable
 from bot.errors import NotInvitedError
@@ -241,3 +241,19 @@ async def test_a_command_stops_in_the_bot_when_the_cli_goes_away(
             assert await connection.run("stats", {}, counts) == 0
     shared = next(text for _, text in counts.lines if text.startswith("shared documents"))
     assert 1 <= int(shared.split(": ")[1]) < 30
+
+
+async def test_without_a_socket_the_bot_runs_on_and_commands_find_no_bot(lore: Lore) -> None:
+    data_dir = lore.settings.data_dir
+    socket_path(data_dir).mkdir()  # something that is not a socket, where it would go
+    async with ControlServer(lore.bot, data_dir):
+        assert await connect(data_dir) is None
+        assert (await lore.bot.maintenance.stats()).users >= 0
+    assert socket_path(data_dir).is_dir()
+    assert list(data_dir.glob(".control-*")) == []
+
+
+def test_a_line_too_long_for_a_frame_is_cut_to_fit() -> None:
+    line = encode({"kind": "out", "text": "é" * MAX_FRAME_BYTES})
+    assert len(line) <= MAX_FRAME_BYTES
+    assert decode(line)["text"].endswith("...")

@@ -6,7 +6,7 @@ created owner-only (0600, bound inside a fresh 0700 directory, then renamed into
 each connection's peer uid (SO_PEERCRED) must equal the bot's. The command runs as the local
 owner (`terminal_operator`), like the CLI's own; commands run one at a time (`health` never
 waits). A socket file left by a crashed bot is replaced: whoever holds the data directory
-lock is the only one who may serve it.
+lock is the only one who may serve it. Where no socket can be made, the bot runs without.
 """
 
 from __future__ import annotations
@@ -115,7 +115,15 @@ class ControlServer:
 
     async def __aenter__(self) -> Self:
         stale = await asyncio.to_thread(self._path.is_socket)
-        sock = await asyncio.to_thread(_bind_owner_only, self._path)
+        try:
+            sock = await asyncio.to_thread(_bind_owner_only, self._path)
+        except OSError as exc:
+            # A file system without Unix sockets, or something else at the path: the bot
+            # runs on; CLI commands find no bot and say the directory is busy.
+            logger.warning(
+                "CLI commands cannot reach this bot: no socket at %s (%s)", self._path, exc
+            )
+            return self
         self._inode = (await asyncio.to_thread(self._path.stat)).st_ino
         if stale:
             logger.info("Replaced the control socket a stopped bot left at %s", self._path)
@@ -141,6 +149,8 @@ class ControlServer:
         await asyncio.to_thread(self._remove_socket)
 
     def _remove_socket(self) -> None:
+        if not self._inode:
+            return
         with contextlib.suppress(FileNotFoundError):
             if self._path.stat().st_ino == self._inode:
                 self._path.unlink()
