@@ -4,6 +4,7 @@ holds the data directory, with the same output and exit code as without one."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import signal
 import socket
@@ -17,7 +18,7 @@ import pytest
 
 from bot.app import Lore, open_lore
 from bot.control.client import ask_health, connect
-from bot.control.protocol import MAX_FRAME_BYTES, decode, socket_path
+from bot.control.protocol import MAX_FRAME_BYTES, decode, encode, socket_path
 from bot.control.server import ControlServer
 from bot.control.socket_paths import reachable
 from bot.errors import NotInvitedError
@@ -214,3 +215,45 @@ async def test_a_command_runs_as_the_local_owner_even_when_owners_name_others(
             code = await connection.run("ingest", request, shown)
     assert code == 0, shown.lines
     assert shown.lines == [("out", "✅ Saved: Boiler (1 chunk) in the shared knowledge.")]
+
+
+async def test_a_command_stops_in_the_bot_when_the_cli_goes_away(
+    lore: Lore, tmp_path: Path
+) -> None:
+    folder = tmp_path / "many"
+    folder.mkdir()
+    for number in range(30):
+        (folder / f"note{number:02d}.md").write_text(f"# Note {number}\n\nRoom {number} is free.\n")
+    data_dir = lore.settings.data_dir
+    async with ControlServer(lore.bot, data_dir):
+        with reachable(socket_path(data_dir)) as address:
+            reader, writer = await asyncio.open_unix_connection(address)
+        request = {"op": "ingest", "args": {"source": str(folder), "shared": True, "cwd": "/"}}
+        writer.write(json.dumps(request).encode() + b"\n")
+        while decode(await reader.readuntil(b"\n"))["kind"] != "out":
+            pass  # the bar begins; then the first file is saved
+        writer.close()  # Ctrl-C in the CLI
+        # Commands run one at a time: this one starts when the ingest has stopped.
+        connection = await connect(data_dir)
+        assert connection is not None
+        counts = Recorded()
+        async with connection:
+            assert await connection.run("stats", {}, counts) == 0
+    shared = next(text for _, text in counts.lines if text.startswith("shared documents"))
+    assert 1 <= int(shared.split(": ")[1]) < 30
+
+
+async def test_without_a_socket_the_bot_runs_on_and_commands_find_no_bot(lore: Lore) -> None:
+    data_dir = lore.settings.data_dir
+    socket_path(data_dir).mkdir()  # something that is not a socket, where it would go
+    async with ControlServer(lore.bot, data_dir):
+        assert await connect(data_dir) is None
+        assert (await lore.bot.maintenance.stats()).users >= 0
+    assert socket_path(data_dir).is_dir()
+    assert list(data_dir.glob(".control-*")) == []
+
+
+def test_a_line_too_long_for_a_frame_is_cut_to_fit() -> None:
+    line = encode({"kind": "out", "text": "é" * MAX_FRAME_BYTES})
+    assert len(line) <= MAX_FRAME_BYTES
+    assert decode(line)["text"].endswith("...")

@@ -6,7 +6,7 @@ created owner-only (0600, bound inside a fresh 0700 directory, then renamed into
 each connection's peer uid (SO_PEERCRED) must equal the bot's. The command runs as the local
 owner (`terminal_operator`), like the CLI's own; commands run one at a time (`health` never
 waits). A socket file left by a crashed bot is replaced: whoever holds the data directory
-lock is the only one who may serve it.
+lock is the only one who may serve it. Where no socket can be made, the bot runs without.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import socket
 import struct
 import tempfile
@@ -79,6 +80,8 @@ def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
 def _bind_owner_only(path: Path) -> socket.socket:
     """A listening socket at `path`, never reachable by others: bound in a new 0700
     directory, made 0600, then renamed over `path` (replacing a stale one)."""
+    for left in path.parent.glob(".control-*"):  # a crash between bind and rename
+        shutil.rmtree(left, ignore_errors=True)
     private = Path(tempfile.mkdtemp(prefix=".control-", dir=path.parent))
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
@@ -112,7 +115,15 @@ class ControlServer:
 
     async def __aenter__(self) -> Self:
         stale = await asyncio.to_thread(self._path.is_socket)
-        sock = await asyncio.to_thread(_bind_owner_only, self._path)
+        try:
+            sock = await asyncio.to_thread(_bind_owner_only, self._path)
+        except OSError as exc:
+            # A file system without Unix sockets, or something else at the path: the bot
+            # runs on; CLI commands find no bot and say the directory is busy.
+            logger.warning(
+                "CLI commands cannot reach this bot: no socket at %s (%s)", self._path, exc
+            )
+            return self
         self._inode = (await asyncio.to_thread(self._path.stat)).st_ino
         if stale:
             logger.info("Replaced the control socket a stopped bot left at %s", self._path)
@@ -138,6 +149,8 @@ class ControlServer:
         await asyncio.to_thread(self._remove_socket)
 
     def _remove_socket(self) -> None:
+        if not self._inode:
+            return
         with contextlib.suppress(FileNotFoundError):
             if self._path.stat().st_ino == self._inode:
                 self._path.unlink()
@@ -154,6 +167,7 @@ class ControlServer:
                 out.send({"kind": "exit", "code": 2})
                 return
             code = await self._answer(reader, out)
+            logger.info("A CLI command ended with exit status %d", code)
             out.send({"kind": "exit", "code": code})
             await writer.drain()
         except (ConnectionError, asyncio.IncompleteReadError):
