@@ -50,7 +50,9 @@ def _configure_logging(settings: Settings) -> None:
     route_library_output(level=settings.log_level)
 
 
-def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
+def _run(
+    work: Callable[[Lore], Awaitable[T]], *, operator: bool = True, rebuild_vectors: bool = False
+) -> T:
     """Open the core, run one piece of work, close; user-facing errors end the command politely.
 
     `operator`: the person at the terminal acts as an owner (maintenance commands)."""
@@ -62,7 +64,7 @@ def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True) -> T:
     _configure_logging(settings)
 
     async def go() -> T:
-        async with open_lore(settings, operator=operator) as lore:
+        async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
             return await work(lore)
 
     try:
@@ -160,8 +162,18 @@ def _print_hits(hits: list[RetrievedPassage]) -> None:
 
 
 @app.command()
-def reindex() -> None:
-    """Re-embed chunks whose vectors are missing and remove orphan points and files."""
+def reindex(
+    all_: Annotated[
+        bool, typer.Option("--all", help="Rebuild every vector with the current model.")
+    ] = False,
+) -> None:
+    """Re-embed chunks whose vectors are missing and remove orphan points and files; with
+    --all, rebuild every vector (after changing EMBEDDING_MODEL)."""
+    if all_:
+        from bot.reindex_all import reindex_all  # noqa: PLC0415 - only this command needs it
+
+        typer.echo(_run(reindex_all, rebuild_vectors=True))
+        return
 
     async def work(lore: Lore) -> None:
         # This process holds the data directory alone, so no ingest is half-way.

@@ -5,6 +5,8 @@ method takes an identity, so none is offered to a chat edge."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -13,13 +15,21 @@ from bot.memory import MemoryReport
 from bot.reports import Stats
 from bot.sources import Source
 from bot.watching import ScanReport
-from graphs.ingest.repair import RepairReport, repair_index
+from graphs.ingest.repair import RepairReport, reembed_all, repair_index
 from graphs.ingest.state import IngestResult
 
 if TYPE_CHECKING:
     from bot.service import BotParts
 
-__all__ = ["Maintenance"]
+__all__ = ["Maintenance", "ReindexAll"]
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexAll:
+    """What `Maintenance.reindex_all` rebuilt."""
+
+    chunks: int
+    memory_exchanges: int
 
 
 class Maintenance:
@@ -61,6 +71,17 @@ class Maintenance:
     async def load_shared(self, source: Source) -> IngestResult:
         """Start-up: the operator's sample folder (SAMPLE_DOCS_DIR) into the shared knowledge."""
         return await self._parts.knowledge.ingest_shared(source)
+
+    async def reindex_all(self, progress: Callable[[int], None] | None = None) -> ReindexAll:
+        """Rebuild every vector with the loaded model: each chunk's point, then conversation
+        memory from the turn log (`lore reindex --all`). `progress(n)` after each batch."""
+        chunks = await reembed_all(self._parts.ingest_context, progress=progress)
+        memory = await self._parts.memory.rebuild(self._parts.clock())
+        return ReindexAll(chunks=chunks, memory_exchanges=memory.points_written)
+
+    async def chunk_count(self) -> int:
+        """Chunks stored in every collection (the length of `reindex_all`'s progress)."""
+        return await self._parts.ingest_context.documents.chunk_count()
 
     async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
         """Re-embed pending chunks and remove orphans (the self-repair job)."""

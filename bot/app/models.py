@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from bot.errors import StartupError
 from bot.settings import Settings
@@ -18,9 +19,10 @@ from storage.budget import BudgetLedger
 from storage.budget import budget_day as ledger_day
 from storage.edge_store import EdgeVectorStore
 from storage.money import Money
-from storage.reranker import CrossEncoder, RerankerError
-from storage.server_store import ServerVectorStore
 from storage.vectors import VectorStore
+
+if TYPE_CHECKING:
+    from storage.reranker import CrossEncoder
 
 __all__ = ["chat_model", "meter", "reranker", "utc_now", "vector_store"]
 
@@ -67,6 +69,10 @@ def meter(settings: Settings, budget: BudgetLedger, price: ModelPrice) -> Meter:
 def vector_store(settings: Settings) -> VectorStore:
     """A Qdrant server at QDRANT_URL, else Qdrant's engine in-process under DATA_DIR."""
     if settings.qdrant_url:
+        # qdrant-client (with grpc, and fastembed when installed) costs ~100 MB of RSS:
+        # imported only by deployments that use a server.
+        from storage.server_store import ServerVectorStore  # noqa: PLC0415
+
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
         return ServerVectorStore.connect(
             settings.qdrant_url, api_key, settings.qdrant_timeout_seconds
@@ -78,6 +84,8 @@ async def reranker(settings: Settings) -> CrossEncoder | None:
     """The operator's cross-encoder, if RERANKER_MODEL_DIR names one."""
     if settings.reranker_model_dir is None:
         return None
+    from storage.reranker import CrossEncoder, RerankerError  # noqa: PLC0415 - only when set
+
     try:
         return await CrossEncoder.load(
             settings.reranker_model_dir, threads=settings.embedding_threads
