@@ -73,6 +73,7 @@ async def _watch(
         asyncio.create_task(_heartbeat(stalls, stop)),
         asyncio.create_task(_searcher(search, stalls, stop)),
     ]
+    await asyncio.sleep(0.1)  # the heartbeat is asleep when the build starts
     started = time.perf_counter()
     await build
     elapsed = time.perf_counter() - started
@@ -115,13 +116,22 @@ async def after(root: Path, vectors: np.ndarray, spec: CollectionSpec) -> tuple[
                 for vector in vectors[start : start + BATCH]
             ]
             await store.upsert(spec.name, points)
-    async with EdgeVectorStore(root / "after") as store:
+    store = EdgeVectorStore(root / "after")
+    opened = asyncio.Event()
+
+    async def build() -> None:
         await store.ensure_collection(spec)  # past the threshold now: the build starts
+        opened.set()
+        await store.wait_for_index_builds()
 
-        async def search(query: list[float]) -> object:
-            return await store.search(spec.name, query, limit=10)
+    async def search(query: list[float]) -> object:
+        await opened.wait()
+        return await store.search(spec.name, query, limit=10)
 
-        return await _watch(store.wait_for_index_builds(), search)
+    try:
+        return await _watch(build(), search)
+    finally:
+        await store.close()
 
 
 def _row(label: str, elapsed: float, stalls: Stalls) -> str:
