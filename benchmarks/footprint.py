@@ -7,8 +7,9 @@ SciFact corpus plus an embedded binary stream, as scanned figures make real PDFs
 and 200 Markdown files (SciFact abstracts, several a file). Lore ingests the folder at
 start, prints "Knowledge base: ...", then reads the questions (the first SciFact claims)
 from its piped stdin and answers each. psutil samples the RSS of the whole process tree
-(Lore plus its extraction workers) every 50 ms; the ingest phase ends at the
-"Knowledge base:" line, the chat phase at the process's exit.
+(Lore plus its extraction workers; "lore alone" is the main process) every 50 ms;
+the ingest phase ends at the "Knowledge base:" line, the chat phase at the process's
+exit.
 
 Configurations, side by side in one run:
 
@@ -17,6 +18,7 @@ Configurations, side by side in one run:
   of up to 256 tokens (`EMBEDDING_BATCH_TOKENS=8192`);
 - `default`: the current defaults;
 - `default+MALLOC_ARENA_MAX=2`: the defaults with glibc limited to two malloc arenas;
+- `default+EXTRACT_WORKERS=1`: the defaults with one extraction worker process, not two;
 - `--baseline-tree DIR` adds `tree` (e.g. `git archive main | tar -x -C DIR`): that source
   tree's `lore run` with its own defaults.
 
@@ -63,6 +65,7 @@ class Measured:
     label: str
     ingest_peak_mb: float = 0.0
     chat_peak_mb: float = 0.0
+    main_peak_mb: float = 0.0
     ingest_s: float = 0.0
     chat_s: float = 0.0
     answers: int = 0
@@ -163,18 +166,21 @@ def build_corpus(folder: Path, *, notes: int, pdf_mb: float, pdf_pages: int) -> 
     (folder / "handbook.pdf").write_bytes(pdf)
 
 
-def _tree_rss(process: psutil.Process) -> int:
-    total = 0
+def _tree_rss(process: psutil.Process) -> tuple[int, int]:
+    """RSS of the process and its descendants, and of the process alone."""
+    total = main = 0
     try:
         members = [process, *process.children(recursive=True)]
     except psutil.Error:
-        return 0
+        return 0, 0
     for member in members:
         try:
-            total += member.memory_info().rss
+            rss = member.memory_info().rss
         except psutil.Error:
             continue
-    return total
+        total += rss
+        main = rss if member is process else main
+    return total, main
 
 
 def _environment(config: Config, data_dir: Path, docs: Path, models: Path) -> dict[str, str]:
@@ -223,7 +229,9 @@ class _Run:
     def sample(self) -> None:
         watched = psutil.Process(self.process.pid)
         while self.process.poll() is None:
-            rss = _tree_rss(watched) / 2**20
+            tree, main = _tree_rss(watched)
+            rss = tree / 2**20
+            self.result.main_peak_mb = max(self.result.main_peak_mb, main / 2**20)
             if self.ready.is_set():
                 self.result.chat_peak_mb = max(self.result.chat_peak_mb, rss)
             else:
@@ -268,7 +276,8 @@ def _print(results: list[Measured]) -> None:
     base = next((r for r in results if r.label == "baseline"), results[0])
     print(
         f"\n{'configuration':<28} {'ingest peak MB':>14} {'ingest s':>9} "
-        f"{'chat peak MB':>12} {'chat s':>7}  {'answer lines':>12}  ratios vs {base.label}"
+        f"{'chat peak MB':>12} {'chat s':>7} {'lore alone MB':>13}  {'answer lines':>12}"
+        f"  ratios vs {base.label}"
     )
     for r in results:
         ratios = (
@@ -278,7 +287,8 @@ def _print(results: list[Measured]) -> None:
         )
         print(
             f"{r.label:<28} {r.ingest_peak_mb:>14.0f} {r.ingest_s:>9.1f} "
-            f"{r.chat_peak_mb:>12.0f} {r.chat_s:>7.1f}  {r.answers:>12}  {ratios}"
+            f"{r.chat_peak_mb:>12.0f} {r.chat_s:>7.1f} {r.main_peak_mb:>13.0f}  {r.answers:>12}"
+            f"  {ratios}"
         )
     for r in results:
         print(f"{r.label}: {r.chunks_line}")
@@ -299,6 +309,7 @@ def main() -> None:
         Config("baseline", {"EMBEDDING_MEMORY_ARENA": "true", "EMBEDDING_BATCH_TOKENS": "8192"}),
         Config("default", {}),
         Config("default+MALLOC_ARENA_MAX=2", {"MALLOC_ARENA_MAX": "2"}),
+        Config("default+EXTRACT_WORKERS=1", {"EXTRACT_WORKERS": "1"}),
     ]
     if args.baseline_tree is not None:
         configs.insert(0, Config("tree", {}, args.baseline_tree.resolve()))

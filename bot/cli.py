@@ -59,7 +59,13 @@ def _configure_logging(settings: Settings, *, to_file: bool = False) -> None:
     route_library_output(level=settings.log_level)
 
 
-def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True, chat: bool = False) -> T:
+def _run(
+    work: Callable[[Lore], Awaitable[T]],
+    *,
+    operator: bool = True,
+    chat: bool = False,
+    rebuild_vectors: bool = False,
+) -> T:
     """Open the core, run one piece of work, close; a failure ends the command with one line
     on stderr (see `bot.cli_errors`).
 
@@ -74,7 +80,7 @@ def _run(work: Callable[[Lore], Awaitable[T]], *, operator: bool = True, chat: b
         _configure_logging(settings, to_file=chat and sys.stdin.isatty())
 
     async def go() -> T:
-        async with open_lore(settings, operator=operator) as lore:
+        async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
             return await work(lore)
 
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
@@ -150,8 +156,18 @@ def search(
 
 
 @app.command()
-def reindex() -> None:
-    """Re-embed chunks whose vectors are missing and remove orphan points and files."""
+def reindex(
+    all_: Annotated[
+        bool, typer.Option("--all", help="Rebuild every vector with the current model.")
+    ] = False,
+) -> None:
+    """Re-embed chunks whose vectors are missing and remove orphan points and files; with
+    --all, rebuild every vector (after changing EMBEDDING_MODEL)."""
+    if all_:
+        from bot.reindex_all import reindex_all
+
+        typer.echo(_run(reindex_all, rebuild_vectors=True))
+        return
     _perform("reindex")
 
 

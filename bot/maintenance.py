@@ -5,6 +5,7 @@ method takes an identity, so none is offered to a chat edge."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,14 +16,14 @@ from bot.memory import MemoryReport
 from bot.reports import Stats
 from bot.sources import Source
 from bot.watching import ScanReport
-from graphs.ingest.repair import RepairReport, repair_index
+from graphs.ingest.repair import RepairReport, reembed_all, repair_index
 from graphs.ingest.state import IngestResult
 from storage.backups import Manifest
 
 if TYPE_CHECKING:
     from bot.service import BotParts
 
-__all__ = ["Maintenance", "RestoreFinished"]
+__all__ = ["Maintenance", "ReindexAll", "RestoreFinished"]
 
 # Conversation memory rebuilt after a restore covers every exchange ever logged.
 ALL_OF_TIME = timedelta(days=365 * 100)
@@ -34,6 +35,14 @@ class RestoreFinished:
 
     repair: RepairReport
     memory_points: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReindexAll:
+    """What `Maintenance.reindex_all` rebuilt."""
+
+    chunks: int
+    memory_exchanges: int
 
 
 class Maintenance:
@@ -89,6 +98,17 @@ class Maintenance:
             report = await self._parts.memory.build(self._parts.clock(), window=ALL_OF_TIME)
             memory = report.points_written
         return RestoreFinished(repair, memory)
+
+    async def reindex_all(self, progress: Callable[[int], None] | None = None) -> ReindexAll:
+        """Rebuild every vector with the loaded model: each chunk's point, then conversation
+        memory from the turn log (`lore reindex --all`). `progress(n)` after each batch."""
+        chunks = await reembed_all(self._parts.ingest_context, progress=progress)
+        memory = await self._parts.memory.rebuild(self._parts.clock())
+        return ReindexAll(chunks=chunks, memory_exchanges=memory.points_written)
+
+    async def chunk_count(self) -> int:
+        """Chunks stored in every collection (the length of `reindex_all`'s progress)."""
+        return await self._parts.ingest_context.documents.chunk_count()
 
     async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
         """Re-embed pending chunks and remove orphans (the self-repair job)."""

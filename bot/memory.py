@@ -15,7 +15,7 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 
 #: How far back each run reads: wider than the 30-minute schedule, so a missed run heals.
 MEMORY_WINDOW = timedelta(hours=2)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: Exchanges embedded per model call.
 BATCH = 64
 
@@ -104,6 +105,13 @@ class ConversationMemory:
             report.seconds,
         )
         return report
+
+    async def rebuild(self, now: datetime) -> MemoryReport:
+        """Drop every remembered exchange and embed the whole turn log again with the current
+        model (`lore reindex --all`); forgotten members' turns are gone from the log already."""
+        await self._index.ensure()
+        await self._index.clear()
+        return await self.build(now, window=now - _EPOCH)
 
     async def forget(self, user_id: UserId) -> None:
         """Remove every remembered exchange of one member."""

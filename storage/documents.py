@@ -286,6 +286,21 @@ class DocumentRepository:
         )
         return [chunk_from_row(row) for row in rows]
 
+    async def chunk_page(self, after: int, limit: int) -> tuple[list[ChunkRecord], int]:
+        """Up to `limit` chunks whose row id is above `after`, in row order, and the last row
+        id read (pass it as `after` for the next page; `after` itself when none is left)."""
+        columns = CHUNK_COLUMNS.replace(" FROM chunks c", ", c.id AS row_id FROM chunks c", 1)
+        rows = await self._db.fetch_all(
+            f"{columns} WHERE c.id > ? ORDER BY c.id LIMIT ?",
+            (after, limit),
+        )
+        last = int(rows[-1]["row_id"]) if rows else after
+        return [chunk_from_row(row) for row in rows], last
+
+    async def chunk_count(self) -> int:
+        """How many chunks are stored, in every collection."""
+        return int(str(await self._db.fetch_value("SELECT COUNT(*) FROM chunks")))
+
     async def pending_count(self, document_id: DocumentId) -> int:
         """How many chunks of one document still wait for their vectors."""
         value = await self._db.fetch_value(

@@ -181,3 +181,9 @@ class MemoryIndex:
     async def point_ids(self) -> set[PointId]:
         """Every point id in the collection."""
         return await self._store.point_ids(MEMORY_COLLECTION)
+
+    async def clear(self) -> int:
+        """Delete every point (before a rebuild from the turn log); how many there were."""
+        ids = sorted(await self._store.point_ids(MEMORY_COLLECTION))
+        await self._store.delete_points(MEMORY_COLLECTION, ids)
+        return len(ids)

@@ -35,7 +35,6 @@ from storage.model_hashes import (
     file_sha256,
     verify_files,
 )
-from storage.onnx_export import export_bert_onnx
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -299,6 +298,8 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
         with _package_path(choice.onnx) as onnx_path:
             shutil.copyfile(onnx_path, tmp / _MODEL_FILE)
     else:
+        from storage.onnx_export import export_bert_onnx  # noqa: PLC0415 - onnx only to convert
+
         with _package_path(choice.onnx.weights) as weights_path:
             _check_source(weights_path, choice.onnx.weights, choice.onnx.weights_sha256)
             export_bert_onnx(

@@ -540,6 +540,7 @@ async def test_edge_builds_hnsw_above_threshold_and_stays_correct(tmp_path: Path
         hits = await store.search(spec.name, vectors[200].tolist(), limit=1)
         assert hits[0].id == ids[200]
         assert await store.count(spec.name) == 300
+        await store.wait_for_index_builds()  # the index is built in the background
     assert _indexed_vectors(tmp_path / "docs") >= 150
 
 

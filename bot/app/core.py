@@ -4,6 +4,7 @@ objects and read settings; lower layers get plain values."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -29,6 +30,7 @@ from bot.memory import ConversationMemory
 from bot.notifications import Notifiers
 from bot.people import LOCAL_OWNER, People
 from bot.politeness import WatchPolicy
+from bot.reindex_all import current_identity
 from bot.reports import Reports
 from bot.service import Bot, BotParts
 from bot.settings import Settings
@@ -58,6 +60,14 @@ from storage.digests import DigestRepository
 from storage.documents import DocumentRepository
 from storage.embeddings import Embedder, LexicalEncoder
 from storage.incidents import IncidentRepository
+from storage.index_identity import (
+    IndexIdentity,
+    IndexIdentityError,
+    ModelChangedError,
+    check_identity,
+    read_identity,
+    write_identity,
+)
 from storage.invites import InviteRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.link_codes import LinkCodeRepository
@@ -112,7 +122,9 @@ class _Stores:
     memory_index: MemoryIndex
 
 
-async def _open_stores(settings: Settings, stack: AsyncExitStack) -> _Stores:
+async def _open_stores(
+    settings: Settings, stack: AsyncExitStack, *, rebuild_vectors: bool = False
+) -> _Stores:
     lock = DataDirLock(settings.data_dir)
     try:
         lock.acquire()
@@ -132,14 +144,38 @@ async def _open_stores(settings: Settings, stack: AsyncExitStack) -> _Stores:
             batch_tokens=settings.embedding_batch_tokens,
             memory_arena=settings.embedding_memory_arena,
         )
+        await asyncio.to_thread(
+            _check_vectors_model, settings, current_identity(settings, embedder), rebuild_vectors
+        )
         sizes = {"dense_size": embedder.dimension, "hnsw_threshold": settings.hnsw_threshold}
         index = KnowledgeIndex(store, **sizes)
         await index.ensure()
         memory_index = MemoryIndex(store, **sizes)
         await memory_index.ensure()
-    except (DatabaseError, ModelFilesError, VectorStoreError) as exc:
+    except (DatabaseError, ModelFilesError, VectorStoreError, IndexIdentityError) as exc:
         raise StartupError(f"Lore cannot start: {exc}") from exc
+    except ModelChangedError as exc:
+        raise StartupError(str(exc)) from exc
     return _Stores(database, store, embedder, index, memory_index)
+
+
+def _check_vectors_model(settings: Settings, current: IndexIdentity, rebuild: bool) -> None:
+    """Refuse vectors of another model (`lore reindex --all` passes `rebuild`); record the
+    model on a first start (or the first start of a data directory from before the record)."""
+    stored = read_identity(settings.data_dir)
+    if stored is None:
+        write_identity(settings.data_dir, current)
+        return
+    if rebuild:
+        return
+    check_identity(stored, current)
+    if not stored.same_chunks(current):
+        logger.warning(
+            "CHUNK_TOKENS/CHUNK_OVERLAP_TOKENS differ from those the stored chunks were cut"
+            " with (%d/%d); documents keep their chunks until they are ingested again",
+            stored.chunk_tokens,
+            stored.chunk_overlap_tokens,
+        )
 
 
 def _agent_limits(settings: Settings) -> AgentLimits:
@@ -209,6 +245,7 @@ async def open_lore(
     *,
     fetch_allowed_addresses: frozenset[Address] = frozenset(),
     operator: bool = False,
+    rebuild_vectors: bool = False,
 ) -> AsyncIterator[Lore]:
     """Open everything in dependency order; close it in reverse, whatever happens.
 
@@ -216,9 +253,10 @@ async def open_lore(
     owner whatever OWNERS says (they can read the data directory anyway).
     `fetch_allowed_addresses` exists for tests only (a page served on 127.0.0.1); no
     setting reaches it, so a deployment cannot turn the SSRF guard off.
+    `rebuild_vectors`: open on vectors of another embedding model (`lore reindex --all`).
     """
     async with AsyncExitStack() as stack:
-        stores = await _open_stores(settings, stack)
+        stores = await _open_stores(settings, stack, rebuild_vectors=rebuild_vectors)
         database = stores.database
         fetcher = await _fetcher(settings, stack, fetch_allowed_addresses)
         lexical = LexicalEncoder()

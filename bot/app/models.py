@@ -69,7 +69,8 @@ def meter(settings: Settings, budget: BudgetLedger, price: ModelPrice) -> Meter:
 def vector_store(settings: Settings) -> VectorStore:
     """A Qdrant server at QDRANT_URL, else Qdrant's engine in-process under DATA_DIR."""
     if settings.qdrant_url:
-        # qdrant-client (~0.9 s to import) only when a server is configured.
+        # qdrant-client (with grpc, and fastembed when installed) costs ~100 MB of RSS:
+        # imported only by deployments that use a server.
         from storage.server_store import ServerVectorStore  # noqa: PLC0415
 
         api_key = settings.qdrant_api_key.get_secret_value() if settings.qdrant_api_key else None
@@ -83,8 +84,7 @@ async def reranker(settings: Settings) -> CrossEncoder | None:
     """The operator's cross-encoder, if RERANKER_MODEL_DIR names one."""
     if settings.reranker_model_dir is None:
         return None
-    # ONNX Runtime only when a reranker is configured.
-    from storage.reranker import CrossEncoder, RerankerError  # noqa: PLC0415
+    from storage.reranker import CrossEncoder, RerankerError  # noqa: PLC0415 - only when set
 
     try:
         return await CrossEncoder.load(

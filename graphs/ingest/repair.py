@@ -11,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from graphs.guards import injection_risks
 from graphs.ingest.context import IngestContext
 from graphs.ingest.points import embedding_text, make_point
+from storage.document_records import ChunkRecord
 from storage.documents import Collection
 from storage.vectors import VectorPoint
 
-__all__ = ["RepairReport", "repair_index"]
+__all__ = ["RepairReport", "reembed_all", "repair_index"]
 
 logger = logging.getLogger(__name__)
 
@@ -53,8 +55,7 @@ async def repair_index(
         known = await context.documents.point_ids(collection)
         stray = sorted(stored - known)
         if stray:
-            async with context.documents.writing():
-                await context.index.delete_points(collection, stray)
+            await context.index.delete_points(collection, stray)
             orphans += len(stray)
     folders = await _remove_orphan_folders(context, folder_min_age_seconds)
     report = RepairReport(reembedded, orphans, folders, scored)
@@ -83,25 +84,49 @@ async def _score_unscored(context: IngestContext, batch_size: int) -> int:
 async def _reembed_pending(context: IngestContext, batch_size: int) -> int:
     done = 0
     while batch := await context.documents.pending_chunks(batch_size):
-        texts = [embedding_text(c.document_title, c.heading_path, c.text) for c in batch]
-        vectors = await context.embedder.embed_passages(texts)
-        by_collection: dict[Collection, list[VectorPoint]] = {}
-        for record, text, dense in zip(batch, texts, vectors, strict=True):
-            point = make_point(
-                record.point_id,
-                document_id=record.document_id,
-                owner_id=record.owner_id,
-                chunk_index=record.chunk_index,
-                dense=dense,
-                sparse=context.lexical.encode_document(text),
-            )
-            by_collection.setdefault(record.collection, []).append(point)
-        async with context.documents.writing():  # a backup sees all of a batch or none
-            for collection, points in by_collection.items():
-                await context.index.upsert(collection, points)
-            await context.documents.mark_indexed([record.point_id for record in batch])
+        await _reembed(context, batch)
         done += len(batch)
     return done
+
+
+async def reembed_all(
+    context: IngestContext,
+    *,
+    batch_size: int = 64,
+    progress: Callable[[int], None] | None = None,
+) -> int:
+    """Embed every stored chunk again with the current model and overwrite its point (ids are
+    deterministic); `progress(n)` after each batch. Chunks still pending end indexed."""
+    done, after = 0, 0
+    while True:
+        batch, after = await context.documents.chunk_page(after, batch_size)
+        if not batch:
+            return done
+        await _reembed(context, batch)
+        done += len(batch)
+        if progress is not None:
+            progress(len(batch))
+
+
+async def _reembed(context: IngestContext, batch: Sequence[ChunkRecord]) -> None:
+    texts = [embedding_text(c.document_title, c.heading_path, c.text) for c in batch]
+    vectors = await context.embedder.embed_passages(texts)
+    by_collection: dict[Collection, list[VectorPoint]] = {}
+    for record, text, dense in zip(batch, texts, vectors, strict=True):
+        point = make_point(
+            record.point_id,
+            document_id=record.document_id,
+            owner_id=record.owner_id,
+            chunk_index=record.chunk_index,
+            dense=dense,
+            sparse=context.lexical.encode_document(text),
+        )
+        by_collection.setdefault(record.collection, []).append(point)
+    pending = [record.point_id for record in batch if record.vector_status == "pending"]
+    async with context.documents.writing():  # a backup sees all of a batch or none
+        for collection, points in by_collection.items():
+            await context.index.upsert(collection, points)
+        await context.documents.mark_indexed(pending)
 
 
 async def _remove_orphan_folders(context: IngestContext, min_age_seconds: float) -> int:

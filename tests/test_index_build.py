@@ -1,0 +1,145 @@
+"""No freezes: the embedded engine's HNSW index is built in a child process on a copy of
+the shard, while the live shard keeps answering searches and taking writes.
+
+The build's child process is a real process; the tests hold it stopped (SIGSTOP) while
+they search and write, which proves those calls never wait for the build, then let it
+finish and check that the swapped-in shard is indexed and has every write."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import uuid
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+import qdrant_edge as qe
+
+from storage.edge_store import EdgeVectorStore
+from storage.vectors import CollectionSpec, FieldMatch, VectorPoint
+
+pytestmark = pytest.mark.timeout(300)
+
+DIM = 32
+SPEC = CollectionSpec(name="docs", dense_size=DIM, keyword_fields=("kind",), hnsw_threshold=1000)
+
+
+def _points(rng: np.random.Generator, count: int, kind: str) -> list[VectorPoint]:
+    vectors = rng.normal(size=(count, DIM))
+    return [
+        VectorPoint(str(uuid.uuid4()), vector.tolist(), payload={"kind": kind})
+        for vector in vectors
+    ]
+
+
+async def _build_child() -> psutil.Process:
+    """The index build's child process, once it has started."""
+    me = psutil.Process()
+    while True:
+        for child in me.children(recursive=True):
+            try:
+                if "storage.edge_index_build" in " ".join(child.cmdline()):
+                    return child
+            except psutil.NoSuchProcess:
+                continue
+        await asyncio.sleep(0.005)
+
+
+def _indexed_vectors(path: Path) -> int:
+    shard = qe.EdgeShard.load(str(path))
+    try:
+        return shard.info().indexed_vectors_count
+    finally:
+        shard.close()
+
+
+async def test_searches_and_writes_are_served_while_the_index_builds(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    first = _points(rng, 1500, "first")
+    async with EdgeVectorStore(tmp_path) as store:
+        await store.ensure_collection(SPEC)
+        await store.upsert(SPEC.name, first)  # past the threshold: a build starts
+        child = await _build_child()
+        os.kill(child.pid, signal.SIGSTOP)
+        try:
+            # The build cannot progress; all of this must complete anyway.
+            hits = await store.search(SPEC.name, list(first[7].dense), limit=1)
+            assert hits[0].id == first[7].id
+            during = _points(rng, 40, "during")
+            await store.upsert(SPEC.name, during)
+            await store.delete_points(SPEC.name, [first[0].id, first[1].id])
+            found = await store.search(
+                SPEC.name, list(during[3].dense), limit=1, conditions=[FieldMatch("kind", "during")]
+            )
+            assert found[0].id == during[3].id
+            assert child.is_running()
+            assert child.status() == psutil.STATUS_STOPPED
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+        await store.wait_for_index_builds()
+
+        expected = {p.id for p in first[2:]} | {p.id for p in during}
+        assert await store.point_ids(SPEC.name) == expected
+        hits = await store.search(SPEC.name, list(during[5].dense), limit=1)
+        assert hits[0].id == during[5].id
+    assert _indexed_vectors(tmp_path / SPEC.name) >= 1000
+    assert sorted(path.name for path in tmp_path.iterdir()) == [SPEC.name]
+
+
+async def test_a_build_that_dies_is_discarded_and_nothing_is_lost(tmp_path: Path) -> None:
+    rng = np.random.default_rng(2)
+    first = _points(rng, 1500, "first")
+    async with EdgeVectorStore(tmp_path) as store:
+        await store.ensure_collection(SPEC)
+        await store.upsert(SPEC.name, first)
+        child = await _build_child()
+        os.kill(child.pid, signal.SIGSTOP)
+        during = _points(rng, 30, "during")
+        await store.upsert(SPEC.name, during)
+        os.kill(child.pid, signal.SIGKILL)
+        await store.wait_for_index_builds()
+        assert await store.count(SPEC.name) == 1530
+        assert not (tmp_path / f".build-{SPEC.name}").exists()
+        # Enough writes later, the next build runs to the end.
+        await store.upsert(SPEC.name, _points(rng, 200, "later"))
+        await store.wait_for_index_builds()
+        assert await store.count(SPEC.name) == 1730
+    assert _indexed_vectors(tmp_path / SPEC.name) >= 1000
+
+
+async def test_closing_during_a_build_keeps_every_point(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    first = _points(rng, 1500, "first")
+    async with EdgeVectorStore(tmp_path) as store:
+        await store.ensure_collection(SPEC)
+        await store.upsert(SPEC.name, first)
+        child = await _build_child()
+        os.kill(child.pid, signal.SIGSTOP)
+        await store.upsert(SPEC.name, _points(rng, 10, "during"))
+    # Closing killed the stopped build.
+    assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
+    async with EdgeVectorStore(tmp_path) as store:
+        await store.ensure_collection(SPEC)
+        assert await store.count(SPEC.name) == 1510
+        await store.wait_for_index_builds()  # reopening starts the build again
+    assert _indexed_vectors(tmp_path / SPEC.name) >= 1000
+
+
+async def test_a_swap_cut_short_by_a_crash_is_repaired_at_open(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    points = _points(rng, 50, "first")
+    spec = replace(SPEC, hnsw_threshold=100_000)
+    async with EdgeVectorStore(tmp_path) as store:
+        await store.ensure_collection(spec)
+        await store.upsert(spec.name, points)
+    # A crash between setting the live shard aside and moving the copy in, with the copy.
+    (tmp_path / spec.name).rename(tmp_path / f".old-{spec.name}")
+    (tmp_path / f".build-{spec.name}").mkdir()
+    async with EdgeVectorStore(tmp_path) as store:
+        await store.ensure_collection(spec)
+        assert await store.point_ids(spec.name) == {p.id for p in points}
+    assert sorted(path.name for path in tmp_path.iterdir()) == [spec.name]
