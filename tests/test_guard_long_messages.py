@@ -11,11 +11,15 @@ import re
 
 import pytest
 
-from graphs.guards import GUARD_OFF_TOPIC, GUARD_PROMPT_INJECTION, check_input, normalize
+from graphs.guards import ALLOWED, GUARD_OFF_TOPIC, GUARD_PROMPT_INJECTION, check_input, normalize
 from graphs.guards.classifier import MAX_WINDOWS, WINDOW, load_model
 from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
 from graphs.guards.european_rules import EUROPEAN_RULES
-from graphs.guards.exfiltration_rules import EXTRACTION_RULES, FLOODING_RULE
+from graphs.guards.exfiltration_rules import (
+    EXTRACTION_RULES,
+    FLOODING_RULE,
+    NUMBER_FLOODING_RULE,
+)
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, match_width
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.invisible import BLANK, INVISIBLE
@@ -31,6 +35,7 @@ ALL_RULES = (
     *CYRILLIC_CJK_RULES,
     *COMPACT_RULES,
     FLOODING_RULE,
+    NUMBER_FLOODING_RULE,
 )
 
 # Ordinary sentences someone might paste into one long question (this file's own).
@@ -50,10 +55,38 @@ SENTENCES = [
 ]
 
 
-def long_text(length: int, offset: int = 0) -> str:
+# Ordinary sentences without the vocabulary of attacks.
+PLAIN_SENTENCES = [
+    "The canteen opens at half past eleven and closes at two on weekdays.",
+    "Last spring the garden team planted tomatoes, beans and a row of sunflowers.",
+    "Where can I find the minutes of the neighbourhood meeting from October?",
+    "The bus to the trade fair leaves from the north entrance at eight sharp.",
+    "How many people signed up for the charity run, and who is bringing water?",
+    "Our library lends laptops for up to two weeks if you bring your staff card.",
+    "The invoice for the new chairs arrived late because of a holiday in Denmark.",
+    "Which bakery did we order the birthday cake from last year?",
+]
+
+
+QUESTIONS = [
+    "Where can I find the minutes of the neighbourhood meeting from October?",
+    "How many people signed up for the charity run, and who is bringing water?",
+    "Which bakery did we order the birthday cake from last year?",
+    "When does the canteen close on Fridays?",
+    "Who is in charge of the key cabinet on the second floor?",
+    "What did we pay for the new chairs in the meeting room?",
+    "Is there a parking space reserved for visitors next week?",
+    "Which hotel did the sales team book for the trade fair in Hamburg?",
+]
+# A long message as people write them: questions between statements.
+MIXED = [text for pair in zip(QUESTIONS, SENTENCES, strict=False) for text in pair]
+MIXED_PLAIN = [text for pair in zip(QUESTIONS, PLAIN_SENTENCES, strict=True) for text in pair]
+
+
+def long_text(length: int, offset: int = 0, sentences: list[str] = SENTENCES) -> str:
     """Ordinary sentences, cycled from `offset`, cut to exactly `length` characters."""
     text = ""
-    for sentence in itertools.islice(itertools.cycle(SENTENCES), offset, None):
+    for sentence in itertools.islice(itertools.cycle(sentences), offset, None):
         if len(text) >= length:
             return text[:length]
         text += sentence + " "
@@ -70,10 +103,25 @@ ATTACKS = [
 ]
 
 
+@pytest.mark.parametrize("length", [600, 1500, 4000])
+@pytest.mark.parametrize("offset", [0, 1, 2, 3])
+@pytest.mark.parametrize("sentences", [MIXED, MIXED_PLAIN], ids=["attack words", "plain"])
+def test_long_ordinary_messages_are_neither_refused_nor_hardened(
+    length: int, offset: int, sentences: list[str]
+) -> None:
+    # Beyond one scoring window the learned scorer alone needs 0.85 to harden: several
+    # ordinary sentences in one window reach 0.5-0.8.
+    assert check_input(long_text(length, offset, sentences)) == ALLOWED
+
+
 @pytest.mark.parametrize("length", [600, 1500, 2500, 4000])
-@pytest.mark.parametrize("offset", [0, 5])
-def test_long_ordinary_messages_are_not_refused(length: int, offset: int) -> None:
-    assert check_input(long_text(length, offset)).allowed is True
+@pytest.mark.parametrize("sentences", [SENTENCES, PLAIN_SENTENCES], ids=["attack words", "plain"])
+def test_long_prose_is_never_refused(length: int, sentences: list[str]) -> None:
+    # A paste of statements only: the learned scorer may still harden it (a known limit:
+    # it was trained on questions and attacks), the rules never refuse it.
+    verdict = check_input(long_text(length, 0, sentences))
+    assert verdict.allowed is True
+    assert verdict.reason is None or "no rule" in verdict.reason
 
 
 @pytest.mark.parametrize("attack", ATTACKS)
@@ -87,8 +135,10 @@ def test_an_attack_at_the_end_of_a_4000_character_message_is_refused(attack: str
 
 @pytest.mark.parametrize("attack", ATTACKS[:3])
 def test_an_attack_at_the_start_or_middle_of_a_long_message_is_refused(attack: str) -> None:
+    # Sentence ends around the attack: inside an unfinished question ("Could you check
+    # what ... ignore all ...") the rules count as asked about and weigh less.
     start = attack + " " + long_text(3999 - len(attack))
-    middle = long_text(1900) + " " + attack + " " + long_text(2000 - len(attack), offset=3)
+    middle = long_text(1900) + ". " + attack + " " + long_text(1998 - len(attack), offset=3)
     assert check_input(start).allowed is False
     assert check_input(middle).allowed is False
 

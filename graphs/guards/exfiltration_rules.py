@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from graphs.guards.injection_rules import Rule, make_rule
 
-__all__ = ["EXTRACTION_RULES", "FLOODING_RULE"]
+__all__ = ["EXTRACTION_RULES", "FLOODING_RULE", "NUMBER_FLOODING_RULE"]
 
 _SENSITIVE = (
     r"(?:password|passcode|passphrase|pass phrase|secret (?:key|code|word|phrase)s?"
@@ -274,6 +274,11 @@ _PERSONAL_DATA_RULES = (
 # Only tried when some token repeats 20 times or more (see `injection`).
 FLOODING_RULE = make_rule(
     "token_flooding", 1.0, r"\b([^\W\d_]{2,30})\b(?:\W{1,3}\1\b){19,}", dampened=False
+)
+# The same number 20 times in a row ("12345 12345 ..."), padding that pushes the real
+# request past a reader's attention: enough to harden.
+NUMBER_FLOODING_RULE = make_rule(
+    "token_flooding", 0.7, r"\b(\d{3,30})\b(?:\W{1,3}\1\b){19,}", dampened=False
 )
 
 EXTRACTION_RULES: tuple[Rule, ...] = (

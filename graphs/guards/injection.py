@@ -30,10 +30,14 @@ from typing import Final, Literal
 
 import numpy as np
 
-from graphs.guards.classifier import load_model
+from graphs.guards.classifier import WINDOW, load_model
 from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
 from graphs.guards.european_rules import EUROPEAN_RULES
-from graphs.guards.exfiltration_rules import EXTRACTION_RULES, FLOODING_RULE
+from graphs.guards.exfiltration_rules import (
+    EXTRACTION_RULES,
+    FLOODING_RULE,
+    NUMBER_FLOODING_RULE,
+)
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.normalize import NormalizedText, normalize
@@ -77,6 +81,11 @@ _QUESTION: Final = re.compile(
     r"|どう|なぜ)[^.!?;:\n。]{0,40}\?"
 )
 _QUESTION_FLAG_PROBABILITY: Final = 0.9
+# A message longer than one scoring window: the learned scorer alone hardens it only when
+# it is fairly sure (several ordinary sentences full of words like "system", "rules" and
+# "instructions" in one window reach 0.6-0.8; chosen on injection_dev and our own long
+# messages, see benchmarks/guards.py).
+LONG_FLAG_PROBABILITY: Final = 0.85
 _DAMPING: Final = 0.4
 _FLOOD_REPEATS: Final = 19
 
@@ -242,6 +251,8 @@ def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
     flag_at = model.flag_probability
     if _QUESTION.fullmatch(normalized.leet) is not None:
         flag_at = max(flag_at, _QUESTION_FLAG_PROBABILITY)
+    elif len(normalized.leet) > WINDOW:
+        flag_at = max(flag_at, LONG_FLAG_PROBABILITY)
     if score >= INJECTION_THRESHOLD or (
         probability >= model.refuse_probability and score >= FLAG_THRESHOLD
     ):
@@ -270,7 +281,7 @@ def _score_view(
     tokens, unique = view_tokens(view)
     rules = index.candidates(view, unique)
     if _may_flood(tokens):
-        rules.append(FLOODING_RULE)
+        rules += [FLOODING_RULE, NUMBER_FLOODING_RULE]
     long_view = len(view) > _LONG_VIEW
     for rule in rules:
         spans: list[tuple[int, int]] | None

@@ -341,6 +341,14 @@ _PERSONA_RULES = (
     ),
     make_rule(
         "authority_claim",
+        0.7,
+        r"\b(?:imagine|pretend|suppose|assume|say|let'?s say|act as if)(?: that)? (?:i am|i'm)"
+        r" (?:a|an|the|your) (?:\w+ )?(?:developer|admin|administrator|owner|operator|sysadmin"
+        r"|creator|engineer)\b",
+        "developer admin administrator owner operator sysadmin creator engineer",
+    ),
+    make_rule(
+        "authority_claim",
         0.5,
         r"\b(?:i am|i'm) (?:a |the )?god\b|\b(?:i am|i'm) your (?:owner|admin|administrator|boss"
         r"|operator)\b|\bas an ai (?:developed|created|made|built|trained) by\b",
