@@ -49,6 +49,14 @@ async def _build_child() -> psutil.Process:
         await asyncio.sleep(0.005)
 
 
+async def _stop(child: psutil.Process) -> None:
+    """SIGSTOP the child and wait until the kernel shows it stopped (on a loaded machine a
+    runnable process takes the signal only when it is next scheduled)."""
+    os.kill(child.pid, signal.SIGSTOP)
+    while child.status() != psutil.STATUS_STOPPED:  # noqa: ASYNC110 - another process
+        await asyncio.sleep(0.005)
+
+
 def _indexed_vectors(path: Path) -> int:
     shard = qe.EdgeShard.load(str(path))
     try:
@@ -64,7 +72,7 @@ async def test_searches_and_writes_are_served_while_the_index_builds(tmp_path: P
         await store.ensure_collection(SPEC)
         await store.upsert(SPEC.name, first)  # past the threshold: a build starts
         child = await _build_child()
-        os.kill(child.pid, signal.SIGSTOP)
+        await _stop(child)
         try:
             # The build cannot progress; all of this must complete anyway.
             hits = await store.search(SPEC.name, list(first[7].dense), limit=1)
@@ -97,7 +105,7 @@ async def test_a_build_that_dies_is_discarded_and_nothing_is_lost(tmp_path: Path
         await store.ensure_collection(SPEC)
         await store.upsert(SPEC.name, first)
         child = await _build_child()
-        os.kill(child.pid, signal.SIGSTOP)
+        await _stop(child)
         during = _points(rng, 30, "during")
         await store.upsert(SPEC.name, during)
         os.kill(child.pid, signal.SIGKILL)
@@ -118,7 +126,7 @@ async def test_closing_during_a_build_keeps_every_point(tmp_path: Path) -> None:
         await store.ensure_collection(SPEC)
         await store.upsert(SPEC.name, first)
         child = await _build_child()
-        os.kill(child.pid, signal.SIGSTOP)
+        await _stop(child)
         await store.upsert(SPEC.name, _points(rng, 10, "during"))
     # Closing killed the stopped build.
     assert not child.is_running() or child.status() == psutil.STATUS_ZOMBIE
