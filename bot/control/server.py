@@ -216,7 +216,8 @@ class ControlServer:
             if not work.done():
                 logger.info("The CLI went away; stopping %s", op)
                 work.cancel()
-            await asyncio.gather(gone, return_exceptions=True)
+            # Stopped or not, the command is over before the bot may close its stores.
+            await asyncio.gather(gone, work, return_exceptions=True)
         return await work
 
     def _health(self) -> str:
