@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Iterator
+from logging import ERROR
 from pathlib import Path
 
 import pytest
@@ -218,7 +219,7 @@ async def test_a_command_runs_as_the_local_owner_even_when_owners_name_others(
 
 
 async def test_a_command_stops_in_the_bot_when_the_cli_goes_away(
-    lore: Lore, tmp_path: Path
+    lore: Lore, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     folder = tmp_path / "many"
     folder.mkdir()
@@ -241,6 +242,7 @@ async def test_a_command_stops_in_the_bot_when_the_cli_goes_away(
             assert await connection.run("stats", {}, counts) == 0
     shared = next(text for _, text in counts.lines if text.startswith("shared documents"))
     assert 1 <= int(shared.split(": ")[1]) < 30
+    assert [record.getMessage() for record in caplog.records if record.levelno >= ERROR] == []
 
 
 async def test_without_a_socket_the_bot_runs_on_and_commands_find_no_bot(lore: Lore) -> None:

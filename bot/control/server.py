@@ -170,7 +170,8 @@ class ControlServer:
             logger.info("A CLI command ended with exit status %d", code)
             out.send({"kind": "exit", "code": code})
             await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
+            # Its CLI went away (Ctrl-C), or the bot is stopping: this handler ends here.
             logger.info("A CLI command went away before its answer")
         except Exception:
             logger.exception("A control request failed")
@@ -197,6 +198,8 @@ class ControlServer:
         if request.op == HEALTH:
             out.echo(self._health())
             return 0
+        if self._one_at_a_time.locked():
+            out.echo("Waiting for the bot to finish another command...", err=True)
         async with self._one_at_a_time:
             call = Call(bot=self._bot, out=out, args=Args(request.args), alone=False)
             return await self._until_gone(reader, request.op, call)
@@ -213,7 +216,8 @@ class ControlServer:
             if not work.done():
                 logger.info("The CLI went away; stopping %s", op)
                 work.cancel()
-            await asyncio.gather(gone, return_exceptions=True)
+            # Stopped or not, the command is over before the bot may close its stores.
+            await asyncio.gather(gone, work, return_exceptions=True)
         return await work
 
     def _health(self) -> str:
