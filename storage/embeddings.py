@@ -132,7 +132,6 @@ class Embedder:
             embedder = _loaded.get(key)
             if embedder is None:
                 embedder = cls._load(model_dir, key)
-                _loaded.clear()  # one model per process: an older one is dropped
                 _loaded[key] = embedder
             return embedder
 

@@ -143,6 +143,26 @@ async def test_concurrent_calls_match_sequential_ones(embedder: Embedder) -> Non
             assert _dot(a, b) > 0.9999
 
 
+async def test_runs_sized_by_tokens_give_each_text_its_own_vector(model_dir: Path) -> None:
+    # 64 padded tokens a run: the long texts go one at a time, the short ones together,
+    # sorted by length; each vector must be the one the text gets alone, in input order.
+    small = await Embedder.load(model_dir, threads=1, batch_tokens=64)
+    texts = [" ".join(_WORDS[: 3 + (i * 7) % 60]) + f" {i}" for i in range(12)]
+    together = await small.embed_passages(texts)
+    for text, vector in zip(texts, together, strict=True):
+        alone = await small.embed_query(text)
+        assert _dot(vector, alone) > 0.9999, text
+
+
+async def test_one_model_per_process(model_dir: Path, embedder: Embedder) -> None:
+    again = await Embedder.load(model_dir, threads=1)
+    assert again is embedder
+    assert (
+        embedder.model_sha256
+        == json.loads((model_dir / MANIFEST_FILE).read_text())["sha256"]["model.onnx"]
+    )
+
+
 def test_token_spans_map_back_to_words(embedder: Embedder) -> None:
     text = "Lore remembers  everything, unbelievably well."
     pieces = [text[start:end] for start, end in embedder.token_spans(text)]
