@@ -125,6 +125,12 @@ class Database:
         instead of four (BEGIN, the statement, its rows, COMMIT): what a chat turn's writes
         use."""
         writer = self._require(self._writer)
+        if not self._write_lock.locked():
+            # No transaction is open: the statement is queued on the writer's thread at once
+            # (before this coroutine first yields), so no BEGIN can come before it. Holding
+            # the lock meanwhile would make every write wait a turn of the event loop for
+            # the one before it: under load the queue of turns' writes became the limit.
+            return list(await writer.execute_fetchall(sql, params))
         async with self._write_lock:
             return list(await writer.execute_fetchall(sql, params))
 

@@ -80,3 +80,25 @@ async def test_an_event_is_handled_again_until_it_finished(database: Database) -
     await ledger.finish("42", NOW)
     assert not await ledger.begin("42", NOW)
     assert await other.begin("42", NOW)  # another platform's id 42
+
+
+async def test_a_write_queued_just_before_a_transaction_survives_its_rollback(
+    database: Database,
+) -> None:
+    insert = "INSERT INTO processed_events (platform, event_id, received_at) VALUES (?, ?, ?)"
+
+    async def rolled_back() -> None:
+        async with database.transaction() as tx:
+            await tx.execute(insert, ("telegram", "in-transaction", "t"))
+            raise RuntimeError("rolled back")
+
+    writes = [
+        asyncio.create_task(database.write(insert, ("telegram", str(n), "t"))) for n in range(3)
+    ]
+    transaction = asyncio.create_task(rolled_back())
+    later = asyncio.create_task(database.write(insert, ("telegram", "after", "t")))
+    await asyncio.gather(*writes, later)
+    with pytest.raises(RuntimeError):
+        await transaction
+    rows = await database.fetch_all("SELECT event_id FROM processed_events ORDER BY event_id")
+    assert [row["event_id"] for row in rows] == ["0", "1", "2", "after"]
