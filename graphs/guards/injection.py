@@ -22,10 +22,12 @@ remain the real boundary.
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final, Literal
 
 import numpy as np
@@ -167,6 +169,11 @@ _CIPHER_WORDS: Final = frozenset(
      "rules", "guidelines", "directives", "admin", "tools", "secret", "secrets", "api", "key")
 )  # fmt: skip
 
+# The cipher words as they appear in the leet view when a ROT13 or reversed reading of it
+# spells them.
+_ROT13_WORDS: Final = frozenset(codecs.encode(word, "rot13") for word in _CIPHER_WORDS)
+_REVERSED_WORDS: Final = frozenset(word[::-1] for word in _CIPHER_WORDS)
+
 _TYPO_INDEX: Final[dict[tuple[str, str, frozenset[str]], str]] = {
     signature: keyword for keyword in _KEYWORDS for signature in _signatures(keyword)
 }
@@ -237,10 +244,14 @@ def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
         _score_view(view, _INDEX, weights, _focus(normalized, view))
         if _letter_spaced(view):
             _score_view(_NON_LETTERS.sub("", view), _COMPACT_INDEX, weights)
-    for view in normalized.cipher_texts():
-        # Ordinary text read in ROT13 or backwards is gibberish: only a reading that
-        # spells one of the attack keywords is worth the rules.
-        if not _CIPHER_WORDS.isdisjoint(view_tokens(view)[1]):
+    # Ordinary text read in ROT13 or backwards is gibberish: only a reading that spells
+    # one of the attack keywords is worth the rules. Both ciphers map the `\w+` tokens of
+    # the leet view one to one (ROT13 turns ASCII letters into letters; reversing reverses
+    # each token), so the leet view's tokens answer that without tokenising either reading.
+    leet_tokens = view_tokens(normalized.leet)[1]
+    ciphers = ((normalized.rot13, _ROT13_WORDS), (normalized.reversed, _REVERSED_WORDS))
+    for view, keywords in ciphers:
+        if view and not keywords.isdisjoint(leet_tokens):
             _score_view(view, _INDEX, weights)
     fired = tuple(sorted(name for name, weight in weights.items() if weight > 0))
     score = round(sum(weights.values()), 2)
@@ -283,12 +294,13 @@ def _score_view(
     if _may_flood(tokens):
         rules += [FLOODING_RULE, NUMBER_FLOODING_RULE]
     long_view = len(view) > _LONG_VIEW
+    sites: dict[str, list[int]] = {}
     for rule in rules:
         spans: list[tuple[int, int]] | None
         if focus is not None:
             spans = _around(focus, rule.reach + _MARGIN, len(view))
         elif long_view:
-            spans = _spans(rule, view, unique)
+            spans = _spans(rule, view, unique, sites)
         else:
             spans = None
         _record(rule, view, spans, weights)
@@ -328,11 +340,33 @@ def _around(stretches: list[tuple[int, int]], reach: int, length: int) -> list[t
 
 
 def _letter_spaced(view: str) -> bool:
-    """Whether `view` spaces a word letter by letter, or runs 24 letters together."""
-    if _TWO_SPACED.search(view) is not None and _SPACED_LETTERS.search(view) is not None:
+    """Whether `view` spaces a word letter by letter, or runs 24 letters together.
+
+    Cheap necessary conditions first, read off the view's (cached) `\\w+` tokens: four
+    spaced letters hold three neighbouring one-letter tokens, and a run of 24 letters lies
+    inside one token of 24 characters or more."""
+    tokens = view_tokens(view)[0]
+    if (
+        _TWO_SPACED.search(view) is not None
+        and _three_single_letters(tokens)
+        and _SPACED_LETTERS.search(view) is not None
+    ):
         return True
-    longest = max(map(len, view.split()), default=0)
+    longest = max(map(len, tokens), default=0)
     return longest >= 24 and _LETTER_RUN.search(view) is not None
+
+
+def _three_single_letters(tokens: list[str]) -> bool:
+    """Whether three tokens in a row are each one letter (`[^\\W\\d_]`)."""
+    run = 0
+    for word in tokens:
+        if len(word) == 1 and word != "_" and not word.isdecimal():
+            run += 1
+            if run == 3:
+                return True
+        else:
+            run = 0
+    return False
 
 
 def _record(
@@ -355,18 +389,21 @@ def _may_flood(tokens: list[str]) -> bool:
     return repeats >= _FLOOD_REPEATS
 
 
-def _spans(rule: Rule, view: str, tokens: frozenset[str]) -> list[tuple[int, int]] | None:
+def _spans(
+    rule: Rule, view: str, tokens: frozenset[str], sites: dict[str, list[int]]
+) -> list[tuple[int, int]] | None:
     """In a long view, the stretches within the rule's reach (its longest match, plus a
     margin for look-arounds) of its prefilter words and needles (found as substrings, a
-    superset of the whole-word hits), merged; None means scan the whole view."""
+    superset of the whole-word hits), merged; None means scan the whole view. `sites`
+    keeps each word's positions for the view's other rules."""
     if not rule.words and not rule.needles:
         return None
     points: list[int] = []
     for needle in [*(rule.words & tokens), *rule.needles]:
-        found = view.find(needle)
-        while found >= 0:
-            points.append(found)
-            found = view.find(needle, found + len(needle))
+        found = sites.get(needle)
+        if found is None:
+            found = sites[needle] = _occurrences(view, needle)
+        points += found
     reach = rule.reach + _MARGIN
     spans: list[tuple[int, int]] = []
     for point in sorted(points):
@@ -376,6 +413,16 @@ def _spans(rule: Rule, view: str, tokens: frozenset[str]) -> list[tuple[int, int
         else:
             spans.append((start, end))
     return spans
+
+
+def _occurrences(view: str, needle: str) -> list[int]:
+    """Where `needle` starts in `view`, occurrences not overlapping one another."""
+    points: list[int] = []
+    found = view.find(needle)
+    while found >= 0:
+        points.append(found)
+        found = view.find(needle, found + len(needle))
+    return points
 
 
 def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = None) -> float:
@@ -407,6 +454,7 @@ def _typo_fold(text: str) -> str:
     return _LONG_WORD.sub(_restore_keyword, text)
 
 
+@lru_cache(maxsize=1 << 16)
 def _restored(word: str) -> str:
     keyword = _TYPO_INDEX.get((word[0], word[-1], frozenset(word[1:-1])))
     if keyword is None or abs(len(keyword) - len(word)) > 1:
