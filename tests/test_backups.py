@@ -268,6 +268,8 @@ async def test_restore_refuses_a_busy_or_non_empty_data_dir_and_a_damaged_backup
         await lore.bot.maintenance.backup(backup)
         with pytest.raises(BackupRefusedError, match="not an empty folder"):
             await lore.bot.maintenance.backup(backup)
+        with pytest.raises(BackupRefusedError, match="keep backups outside DATA_DIR"):
+            await lore.bot.maintenance.backup(settings.data_dir / "backups" / "monday")
         with pytest.raises(BackupRefusedError, match="is in use by process"):
             await restore_into(backup_layout(settings), backup, force=True)
     with pytest.raises(BackupRefusedError, match="is not empty"):
