@@ -138,6 +138,7 @@ class Backups:
 
     async def _back_up(self, target: Path) -> Manifest:
         layout = self._layout
+        _outside_data_dir(layout, target)
         await asyncio.to_thread(prepare_target, target)
         async with self._database.writes_paused():
             names = await asyncio.to_thread(_copy_databases, layout, target)
@@ -152,6 +153,7 @@ class Backups:
 
 
 def _outside(layout: BackupLayout, target: Path, now: datetime) -> Manifest:
+    _outside_data_dir(layout, target)
     prepare_target(target)
     names = _copy_databases(layout, target)
     # After the databases: an original newer than them is an orphan the restore removes.
@@ -168,7 +170,16 @@ async def back_up_from_outside(layout: BackupLayout, target: Path, now: datetime
         return await asyncio.to_thread(_outside, layout, target, now)
 
 
+def _outside_data_dir(layout: BackupLayout, folder: Path) -> None:
+    if folder.resolve().is_relative_to(layout.data_dir.resolve()):
+        raise BackupError(
+            f"{folder} is inside the data directory {layout.data_dir}: keep backups outside "
+            "DATA_DIR (a restore replaces what it holds)."
+        )
+
+
 def _restore(layout: BackupLayout, backup: Path, *, force: bool) -> RestoreReport:
+    _outside_data_dir(layout, backup)
     manifest = read_manifest(backup)
     data_dir = layout.data_dir
     lock = DataDirLock(data_dir)

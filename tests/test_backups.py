@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +23,8 @@ from bot.sources import Source
 from storage.backups import MANIFEST, Manifest
 from storage.data_lock import DataDirLock
 from storage.documents import Collection, DocumentRepository
+from storage.edge_store import EdgeVectorStore
+from storage.knowledge_index import collection_specs
 from storage.write_gate import WriteGate
 from tests.chat_turns import OWNER, ask, invite, remember
 from tests.conftest import SettingsFactory
@@ -154,6 +157,49 @@ async def _originals(lore: Lore) -> list[tuple[str, str]]:
     return [(row["title"], row["original_path"]) for row in rows]
 
 
+async def _snapshot_holds_no_half_write(folder: Path, dense_size: int) -> None:
+    """In a backup folder as written: every document `ready`, and its vector files hold a
+    point for every chunk and none other."""
+    with sqlite3.connect(folder / "lore.sqlite3") as connection:
+        statuses = {row[0] for row in connection.execute("SELECT status FROM documents")}
+        rows = connection.execute(
+            "SELECT d.collection, c.point_id FROM chunks c JOIN documents d ON d.id = c.document_id"
+        ).fetchall()
+    connection.close()
+    assert statuses <= {"ready"}, folder
+    async with EdgeVectorStore(folder / "qdrant") as store:
+        for spec in collection_specs(dense_size, 100_000):
+            await store.ensure_collection(spec)
+            chunks = {point for collection, point in rows if collection == spec.name}
+            assert await store.point_ids(spec.name) == chunks, folder
+
+
+@pytest.mark.timeout(420)
+async def test_backups_taken_again_and_again_during_concurrent_ingests_never_hold_half_of_one(
+    settings: Settings, tmp_path: Path
+) -> None:
+    folders: list[Path] = []
+    async with open_lore(settings) as lore:
+        ingests = [
+            asyncio.create_task(
+                lore.bot.ingest(
+                    OWNER,
+                    Source(text=HANDBOOK.replace("Vantablack", f"Wing{k}"), title=f"Wing {k}"),
+                    shared=True,
+                )
+            )
+            for k in range(5)
+        ]
+        while not all(task.done() for task in ingests):  # one backup after the other
+            folders.append(tmp_path / f"snapshot-{len(folders)}")
+            await lore.bot.maintenance.backup(folders[-1])
+        await asyncio.gather(*ingests)
+        dense_size = lore.embedder.dimension
+    assert len(folders) >= 2
+    for folder in folders:
+        await _snapshot_holds_no_half_write(folder, dense_size)
+
+
 async def test_a_snapshot_waits_for_a_write_in_flight_and_holds_new_ones_back() -> None:
     gate, order = WriteGate(), []
 
@@ -222,6 +268,8 @@ async def test_restore_refuses_a_busy_or_non_empty_data_dir_and_a_damaged_backup
         await lore.bot.maintenance.backup(backup)
         with pytest.raises(BackupRefusedError, match="not an empty folder"):
             await lore.bot.maintenance.backup(backup)
+        with pytest.raises(BackupRefusedError, match="keep backups outside DATA_DIR"):
+            await lore.bot.maintenance.backup(settings.data_dir / "backups" / "monday")
         with pytest.raises(BackupRefusedError, match="is in use by process"):
             await restore_into(backup_layout(settings), backup, force=True)
     with pytest.raises(BackupRefusedError, match="is not empty"):
