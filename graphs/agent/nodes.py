@@ -17,10 +17,11 @@ from graphs.agent.citation_order import StreamRenumberer
 from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta, ToolStatus
 from graphs.agent.guards_node import GuardFlag, check_turn
+from graphs.agent.leak_stream import StreamLeakGuard, turn_leak_check, turn_model_text
 from graphs.agent.prompts import system_prompt
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
-from graphs.agent.verify import finish_turn
+from graphs.agent.verify import PROMPT_LEAK, finish_turn
 from graphs.llm.data_blocks import as_data, data_key
 from graphs.llm.metered import BudgetRefusedError, metered_call
 from graphs.llm.types import ChatMessage, ProviderStreamError, ProviderUnavailableError, ToolCall
@@ -90,6 +91,7 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
         "refusal": None,
         "hardened": False,
         "error": None,
+        "prompt_leak": None,
         "tool_rounds": 0,
         "passages": {},
         "pending_calls": [],
@@ -174,6 +176,12 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
         if shown := citations.feed(text):
             runtime.stream_writer(AnswerDelta(shown))
 
+    # Nothing that could be part of a prompt leak is streamed (graphs.agent.leak_stream).
+    history = state["messages"]
+    guard = StreamLeakGuard(
+        turn_leak_check(ctx.canary, history), show, context=turn_model_text(history)
+    )
+
     try:
         call = await metered_call(
             ctx.meter,
@@ -183,7 +191,7 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
             max_tokens=ctx.limits.max_answer_tokens,
             tools=[tool.spec for tool in tools],
             tool_choice=choice,
-            on_text=show,
+            on_text=guard.feed,
         )
     except BudgetRefusedError as exc:
         await ctx.incidents.record_guard(
@@ -201,6 +209,7 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     except ProviderStreamError as exc:
         logger.warning("Model stream broke off: %s", exc)
         return {"error": "The answer broke off half-way. Please ask again."}
+    guard.finish()
     if rest := citations.flush():
         runtime.stream_writer(AnswerDelta(rest))
     completion, usage = call.completion, call.usage
@@ -211,6 +220,18 @@ async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
         usage.cached_tokens,
         call.cost.micros,
     )
+    if guard.leak is not None:
+        # No tool runs for a model that is leaking its prompt, and the leak is not kept in
+        # the conversation: verify refuses the turn.
+        logger.warning("Model text leaked the system prompt: %s", guard.leak)
+        return {
+            "messages": [ChatMessage("assistant", PROMPT_LEAK.message)],
+            "pending_calls": [],
+            "answer": PROMPT_LEAK.message,
+            "prompt_leak": guard.leak,
+            "finish_reason": completion.finish_reason,
+            "usage": state.get("usage", TurnUsage()).plus(spent),
+        }
     # Out of tool rounds: calls from a model that ignores tool_choice "none" are dropped.
     calls = completion.tool_calls if choice == "auto" else ()
     if len(calls) != len(completion.tool_calls):

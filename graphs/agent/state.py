@@ -116,6 +116,8 @@ class AgentState(TypedDict, total=False):
     # The guard found the message suspicious: fewer tools, a stricter prompt (guards_node).
     hardened: bool
     error: str | None
+    # Why the model's text this turn leaked the system prompt (`graphs.agent.leak_stream`).
+    prompt_leak: str | None
     tool_rounds: int
     passages: dict[int, PassageRef]
     pending_calls: list[ToolCall]

@@ -22,11 +22,10 @@ from langgraph.runtime import Runtime
 from graphs.agent.citation_order import first_use_order, renumber
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
-from graphs.agent.leaks import leak_reason
+from graphs.agent.leak_stream import turn_leak_check, turn_model_text
 from graphs.agent.links import defang_untrusted, turn_texts
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.threads import thread_id_of
-from graphs.agent.tools import TOOLS
 from storage.ids import DocumentId, TurnId
 from storage.incidents import CitationEventKind
 from storage.turns import TurnOutcome, TurnRecord
@@ -44,6 +43,16 @@ GROUNDING_RISK_CHARS = 300
 PROMPT_LEAK = Refusal(
     "prompt_leak", "I can't share details of how I'm set up. Please ask about the knowledge base."
 )
+
+
+def _leak(ctx: AgentContext, state: AgentState) -> str | None:
+    """Why the model's text this turn leaks the system prompt or the tools, or None: found
+    while it streamed, or in everything it wrote this turn."""
+    if found := state.get("prompt_leak"):
+        return found
+    messages = state.get("messages", [])
+    text, answer = turn_model_text(messages), state.get("answer", "")
+    return turn_leak_check(ctx.canary, messages).reason(text if answer in text else text + answer)
 
 
 def cited_refs(answer: str) -> list[int]:
@@ -189,7 +198,7 @@ async def finish_turn(
         runtime.stream_writer(TurnError(answer))
     elif state.get("finish_reason") == "awaiting_approval":
         answer, final = state.get("answer", ""), TurnOutcome.AWAITING_APPROVAL
-    elif (leak := leak_reason(state.get("answer", ""), ctx.canary, TOOLS)) is not None:
+    elif (leak := _leak(ctx, state)) is not None:
         await ctx.incidents.record_guard(
             guard=PROMPT_LEAK.reason,
             reason=leak,

@@ -134,9 +134,11 @@ class FakeOpenAI:
             self._stream_reply(deltas, finish_reason, usage, cache_field, hold_after)
         )
 
-    def enqueue_tool_call(self, name: str, arguments: str, *, call_id: str = "call_1") -> None:
-        """Stream one tool call, its arguments in fragments."""
-        self.enqueue_tool_calls([ScriptedCall(name, arguments, call_id)])
+    def enqueue_tool_call(
+        self, name: str, arguments: str, *, call_id: str = "call_1", text: str = ""
+    ) -> None:
+        """Stream one tool call, its arguments in fragments (after `text`, if any)."""
+        self.enqueue_tool_calls([ScriptedCall(name, arguments, call_id)], text=text)
 
     def enqueue_tool_calls(
         self,
@@ -144,16 +146,22 @@ class FakeOpenAI:
         *,
         interleave: bool = False,
         usage: tuple[int, int, int] | None = (10, 5, 0),
+        text: str = "",
+        text_chunks: int = 10,
+        hold_after: int | None = None,
     ) -> None:
-        """Stream parallel tool calls (one after the other, or fragments interleaved)."""
+        """Stream parallel tool calls (one after the other, or fragments interleaved), after
+        `text` in `text_chunks` content deltas when there is text (a model that writes
+        before it calls a tool); `hold_after` as in `enqueue_text`."""
         per_call = [_tool_fragments(index, call) for index, call in enumerate(calls)]
         if interleave:
             longest = max(len(fragments) for fragments in per_call)
             order = [f[i] for i in range(longest) for f in per_call if i < len(f)]
         else:
             order = [fragment for fragments in per_call for fragment in fragments]
-        deltas = [{"tool_calls": [fragment]} for fragment in order]
-        self._script.append(self._stream_reply(deltas, "tool_calls", usage, "openai", None))
+        deltas = [{"content": part} for part in split_text(text, text_chunks)] if text else []
+        deltas += [{"tool_calls": [fragment]} for fragment in order]
+        self._script.append(self._stream_reply(deltas, "tool_calls", usage, "openai", hold_after))
 
     def enqueue_error(
         self,
