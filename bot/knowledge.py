@@ -137,6 +137,13 @@ class Knowledge:
         refusal = too_big(incoming.size, min(download_limit, self.max_file_bytes))
         if refusal is not None:
             raise IngestRefusedError(refusal)
+        # Payment data in a caption, a note or a forwarded message: refused before a file is
+        # downloaded or an owner's choice is kept (text that is only flagged is recorded
+        # when it is saved).
+        for text, door in incoming.guarded_texts():
+            refused = await self._check_door(identity, text, door, record_flag=False)
+            if refused is not None:
+                raise IngestRefusedError(refused)
         if not owner:
             return None
         key = self._pending.put(user.id, incoming)
@@ -169,10 +176,10 @@ class Knowledge:
             too_large = too_big(len(data), min(download_limit or len(data), self.max_file_bytes))
             if too_large is not None:
                 return Message(rich(too_large))
-        if incoming.text is not None and incoming.door is not None:
-            refused = await self._check_door(identity, incoming.text, incoming.door)
+        for text, door in incoming.guarded_texts():
+            refused = await self._check_door(identity, text, door)
             if refused is not None:
-                return refused
+                return Message(rich(refused))
         try:
             result = await self.ingest(
                 identity, incoming.with_data(data), shared=shared, on_progress=on_progress
@@ -181,11 +188,14 @@ class Knowledge:
             return Message(rich(f"🚫 {exc}"))
         return saved_message(result, shared=shared)
 
-    async def _check_door(self, identity: Identity, text: str, door: Door) -> Message | None:
-        """A note or a forwarded message: payment data is refused and kept nowhere; text that
-        reads like instructions to an AI is saved (its chunks carry the score) but recorded."""
+    async def _check_door(
+        self, identity: Identity, text: str, door: Door, *, record_flag: bool = True
+    ) -> str | None:
+        """A note, a forwarded message or a caption: payment data is refused and kept nowhere
+        (the refusal the person reads); text that reads like instructions to an AI is saved
+        (its chunks carry the score) but recorded as an incident."""
         verdict = check_door_text(text, door)
-        if verdict.allowed and not verdict.hardened:
+        if verdict.allowed and (not verdict.hardened or not record_flag):
             return None
         user = await self._people.find(identity)
         await self._incidents.record_guard(
@@ -198,7 +208,7 @@ class Knowledge:
         if verdict.allowed:
             return None
         logger.info("A %s was not saved: %s", door, verdict.guard)
-        return Message(rich(f"🚫 {verdict.user_message}"))
+        return f"🚫 {verdict.user_message}"
 
     async def search(
         self, identity: Identity, query: str, *, limit: int = 8, private: bool = True

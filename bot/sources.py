@@ -2,6 +2,10 @@
 link, a forwarded message) and the rules for sources sent in a chat — who may save where,
 the size check before any download, an owner's Private/Shared choice, and the words the
 person reads while it is saved.
+
+Text that comes with a file (a Telegram caption, the message of a Slack file share or of a
+Discord attachment) is the file's caption: it becomes the saved document's title, "CAPTION
+(FILE NAME)", and is checked at the "caption" door like a note (see `bot.knowledge`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ __all__ = [
     "IncomingSource",
     "PendingChoices",
     "Source",
+    "caption_title",
     "chunks_text",
     "forwarded",
     "is_link",
@@ -60,17 +65,39 @@ class IncomingSource:
     title: str | None = None
     # How text came in ("note", "forwarded"): checked by the guards for that door.
     door: Door | None = None
+    # Text sent with a file: the document's title, checked at the "caption" door.
+    caption: str | None = None
 
     @property
     def label(self) -> str:
         """What to call it when asking where it goes."""
         return self.file_name or self.url or self.title or "this"
 
+    def guarded_texts(self) -> list[tuple[str, Door]]:
+        """The texts this source brings in, each with the door its guard checks."""
+        texts: list[tuple[str, Door]] = []
+        if self.text is not None and self.door is not None:
+            texts.append((self.text, self.door))
+        if self.caption:
+            texts.append((self.caption, "caption"))
+        return texts
+
     def with_data(self, data: bytes | None) -> Source:
         """The source to ingest, once the edge downloaded a file's bytes."""
         if self.file_ref is not None:
-            return Source(data=data, file_name=self.file_name or "document", title=self.title)
+            name = self.file_name or "document"
+            title = self.title or caption_title(self.caption, name)
+            return Source(data=data, file_name=name, title=title)
         return Source(text=self.text, url=self.url, title=self.title)
+
+
+def caption_title(caption: str | None, file_name: str) -> str | None:
+    """The title of a file sent with a caption: "CAPTION (FILE NAME)", the caption cut like a
+    note's title; None without a caption (the title then comes from the file)."""
+    words = " ".join((caption or "").split())
+    if not words:
+        return None
+    return f"{words[:NOTE_TITLE_CHARS].rstrip()} ({file_name})"
 
 
 def is_link(text: str) -> bool:

@@ -318,14 +318,16 @@ class DocumentRepository:
         )
         return {PointId(row[0]) for row in rows}
 
-    async def unscored_chunks(self, limit: int) -> list[tuple[PointId, str]]:
-        """Up to `limit` chunks whose injection score is not known yet: (point id, text)."""
+    async def unscored_chunks(self, limit: int) -> list[tuple[PointId, str, str]]:
+        """Up to `limit` chunks whose injection score is not known yet: (point id, text, the
+        document's title)."""
         rows = await self._db.fetch_all(
-            "SELECT point_id, text FROM chunks WHERE injection_score IS NULL"
-            " ORDER BY document_id, chunk_index LIMIT ?",
+            "SELECT c.point_id, c.text, d.title FROM chunks c"
+            " JOIN documents d ON d.id = c.document_id WHERE c.injection_score IS NULL"
+            " ORDER BY c.document_id, c.chunk_index LIMIT ?",
             (limit,),
         )
-        return [(PointId(row["point_id"]), row["text"]) for row in rows]
+        return [(PointId(row["point_id"]), row["text"], row["title"]) for row in rows]
 
     async def set_injection_scores(self, scores: Sequence[tuple[PointId, float]]) -> None:
         """Store computed injection scores, by point id."""

@@ -29,11 +29,15 @@ DOWNLOAD_FAILED = "I could not download that file from Discord. Please try again
 
 
 def source_of(message: discord.Message, text: str) -> IncomingSource | None:
-    """The source a message carries (its first attachment, or a lone link), if any."""
+    """The source a message carries (its first attachment, with the message's text as its
+    caption, or a lone link), if any."""
     if message.attachments:
         attachment = message.attachments[0]
         return IncomingSource(
-            file_ref=attachment.url, file_name=attachment.filename, size=attachment.size
+            file_ref=attachment.url,
+            file_name=attachment.filename,
+            size=attachment.size,
+            caption=text or None,
         )
     if text and is_link(text):
         return IncomingSource(url=text.strip())

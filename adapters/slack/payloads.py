@@ -125,7 +125,7 @@ def message_of(
     )
 
 
-def _files(event: Mapping[str, Any]) -> list[IncomingSource]:
+def _files(event: Mapping[str, Any], caption: str) -> list[IncomingSource]:
     sources = []
     for item in event.get("files") or []:
         if not isinstance(item, Mapping) or not item.get("id"):
@@ -138,6 +138,7 @@ def _files(event: Mapping[str, Any]) -> list[IncomingSource]:
                 file_ref=str(item["id"]),
                 file_name=str(item.get("name") or item.get("title") or "document"),
                 size=int(size) if isinstance(size, int | float) else None,
+                caption=caption or None,
             )
         )
     return sources
@@ -162,9 +163,9 @@ def _shared(attachments: Sequence[Any]) -> IncomingSource | None:
 
 
 def sources_of(message: SlackMessage) -> list[IncomingSource]:
-    """The sources a message carries: its files, else a shared (forwarded) message, else the
-    lone link that is the whole message."""
-    files = _files(message.raw)
+    """The sources a message carries: its files (the message's text is their caption), else
+    a shared (forwarded) message, else the lone link that is the whole message."""
+    files = _files(message.raw, message.text)
     if files:
         return files
     shared = _shared(message.raw.get("attachments") or [])

@@ -1,4 +1,5 @@
-"""Sources sent in a Telegram chat (a document, a lone link, a forwarded message) go to the
+"""Sources sent in a Telegram chat (a document and its caption, a lone link, a forwarded
+message) go to the
 `Bot`, with one status message edited as the ingest moves (downloading, fetching, reading,
 saved). Who may save where, and the size check before any download, are the `Bot`'s; this
 module only finds the source in a message and downloads a file's bytes."""
@@ -40,13 +41,15 @@ def describe_origin(origin: MessageOrigin) -> str:
 
 
 def source_of(message: Message, text: str | None) -> IncomingSource | None:
-    """The source a message carries (a document, forwarded text, or a lone link), if any."""
+    """The source a message carries (a document with its caption, forwarded text, or a lone
+    link), if any."""
     if message.document is not None:
         document = message.document
         return IncomingSource(
             file_ref=document.file_id,
             file_name=document.file_name or "document",
             size=document.file_size,
+            caption=text or None,
         )
     if message.forward_origin is not None and text:
         origin = message.forward_origin

@@ -281,8 +281,11 @@ async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     )
     prepared = state["prepared"]
     # Flag only, never refuse: the score is stored, and a passage that reads like
-    # instructions to an AI is shown to the model with a warning (graphs.agent.tools).
-    scores = await asyncio.to_thread(injection_risks, [p.chunk.text for p in prepared])
+    # instructions to an AI is shown to the model with a warning (graphs.agent.tools). The
+    # title (a caption, a page's <title>) is shown with every passage, so it counts for each.
+    texts = [extracted.title, *(p.chunk.text for p in prepared)]
+    title_risk, *risks = await asyncio.to_thread(injection_risks, texts)
+    scores = [max(risk, title_risk) for risk in risks]
     rows = [_new_chunk(document_id, p, score) for p, score in zip(prepared, scores, strict=True)]
     try:
         removed = await context.documents.save(record, rows, replace=existing is not None)

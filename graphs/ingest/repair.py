@@ -73,9 +73,17 @@ async def _score_unscored(context: IngestContext, batch_size: int) -> int:
     """Backfill injection scores of chunks stored before they were scored (migration 8)."""
     done = 0
     while batch := await context.documents.unscored_chunks(batch_size):
-        scores = await asyncio.to_thread(injection_risks, [text for _, text in batch])
+        # As at ingest: a chunk's score is its text's or its document title's, the higher.
+        titles = sorted({title for _, _, title in batch})
+        texts = [text for _, text, _ in batch]
+        risks = await asyncio.to_thread(injection_risks, [*titles, *texts])
+        title_risk = dict(zip(titles, risks[: len(titles)], strict=True))
+        chunk_risks = risks[len(titles) :]
         await context.documents.set_injection_scores(
-            [(point, score) for (point, _), score in zip(batch, scores, strict=True)]
+            [
+                (point, max(risk, title_risk[title]))
+                for (point, _, title), risk in zip(batch, chunk_risks, strict=True)
+            ]
         )
         done += len(batch)
     return done
