@@ -30,6 +30,11 @@ AWAITING_OWNER = (
 )
 
 
+# Added to what owners read when the turn had read a text that carries a warning.
+AFTER_FLAGGED = (
+    "⚠️ Asked after reading a passage that contains instructions aimed at an AI: check that "
+    "this is what the person wants."
+)
 NOT_HERE = "There is no tool called {name!r} here."
 NOT_YOURS = "That is not one of your private documents."
 
@@ -57,13 +62,18 @@ def _not_asked(results: list[ChatMessage], call: ToolCall, error: str) -> Update
     return {"messages": [*results, message], "pending_calls": []}
 
 
-async def _summary(ctx: AgentContext, call: ToolCall, arguments: dict[str, str]) -> str:
-    """What owners read (the requester's own document title: checked before this)."""
+async def _summary(
+    ctx: AgentContext, call: ToolCall, arguments: dict[str, str], *, flagged: bool
+) -> str:
+    """What owners read (the requester's own document title: checked before this), with a
+    warning when the turn read a passage that reads like instructions to an AI."""
     if call.name == "draft_contact_message":
-        return f"Send you this message: “{arguments['message']}”"
-    document = await ctx.documents.get(DocumentId(arguments["document_id"]))
-    title = document.title if document is not None else arguments["document_id"]
-    return f"Publish their private document “{title}” to the shared knowledge"
+        summary = f"Send you this message: “{arguments['message']}”"
+    else:
+        document = await ctx.documents.get(DocumentId(arguments["document_id"]))
+        title = document.title if document is not None else arguments["document_id"]
+        summary = f"Publish their private document “{title}” to the shared knowledge"
+    return f"{summary}\n{AFTER_FLAGGED}" if flagged else summary
 
 
 @timed("request_approval")
@@ -93,7 +103,7 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
         platform=turn.platform,
         tool_name=call.name,
         arguments_json=json.dumps(arguments),
-        summary=await _summary(ctx, call, arguments),
+        summary=await _summary(ctx, call, arguments, flagged=state.get("flagged_passages", 0) > 0),
         now=ctx.clock(),
         ttl=ctx.limits.approval_ttl,
         is_group=turn.is_group,

@@ -94,6 +94,7 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
         "prompt_leak": None,
         "tool_rounds": 0,
         "passages": {},
+        "flagged_passages": 0,
         "pending_calls": [],
         "approval_id": None,
         "answer": "",
@@ -294,17 +295,20 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
     passages = dict(state.get("passages", {}))
     results: list[ChatMessage] = []
     used = list(state.get("tools_used", []))
+    flagged = state.get("flagged_passages", 0)
     for call in state.get("pending_calls", []):
         tool = TOOLS.get(call.name)
         runtime.stream_writer(ToolStatus(call.name, tool.status if tool else "Working..."))
         result = await run_tool(ctx, state, call, next_ref(passages))
         passages.update({ref.ref: ref for ref in result.passages})
+        flagged += result.flagged
         content = as_data(call.name, result.content(), key)
         results.append(ChatMessage("tool", content, tool_call_id=call.id, name=call.name))
         used.append(call.name)
     return {
         "messages": results,
         "passages": passages,
+        "flagged_passages": flagged,
         "pending_calls": [],
         "tools_used": used,
         "tool_rounds": state.get("tool_rounds", 0) + 1,

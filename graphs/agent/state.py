@@ -120,6 +120,8 @@ class AgentState(TypedDict, total=False):
     prompt_leak: str | None
     tool_rounds: int
     passages: dict[int, PassageRef]
+    # How many retrieved texts this turn carried a warning (`graphs.agent.passage_warnings`).
+    flagged_passages: int
     pending_calls: list[ToolCall]
     approval_id: str | None
     answer: str

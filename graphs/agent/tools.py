@@ -17,7 +17,7 @@ from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from graphs.agent.context import AgentContext
-from graphs.agent.passage_warnings import passage_risks, warning_field
+from graphs.agent.passage_warnings import WARN_RISK, passage_risks, warning_field
 from graphs.agent.state import PassageRef, TurnInput
 from graphs.llm.types import ToolSpec
 from graphs.memory_recall import RecalledExchange
@@ -52,6 +52,8 @@ class ToolResult:
 
     payload: Mapping[str, Any]
     passages: tuple[PassageRef, ...] = ()
+    # How many of the texts shown carry a warning (they read like instructions to an AI).
+    flagged: int = 0
 
     def content(self) -> str:
         """The tool message text the model reads."""
@@ -176,7 +178,8 @@ async def _passages(hits: list[RetrievedPassage], first_ref: int) -> ToolResult:
                 **warning_field(risk),
             }
         )
-    return ToolResult({"passages": rows}, tuple(refs))
+    flagged = sum(risk >= WARN_RISK for risk in risks)
+    return ToolResult({"passages": rows}, tuple(refs), flagged)
 
 
 async def _search_knowledge(
@@ -225,7 +228,7 @@ async def _get_entry(
             **warning_field(risk),
         }
     }
-    return ToolResult(payload, (ref,))
+    return ToolResult(payload, (ref,), int(risk >= WARN_RISK))
 
 
 def _exchanges(found: list[RecalledExchange], first_ref: int, timezone: str) -> ToolResult:
