@@ -17,7 +17,11 @@ from storage.documents import DocumentRepository
 from storage.incidents import IncidentRepository
 from storage.turns import TurnRepository
 
-__all__ = ["AgentContext", "AgentLimits", "HighRiskActions"]
+__all__ = ["CANARY_PREFIX", "AgentContext", "AgentLimits", "HighRiskActions"]
+
+
+#: How every canary starts; a random hex part follows.
+CANARY_PREFIX = "lore-canary-"
 
 
 class HighRiskActions(Protocol):
@@ -66,4 +70,4 @@ class AgentContext:
     memory: MemoryRecall | None = None
     # A random marker in the system prompt, new for every process: an answer that contains
     # it has leaked the prompt and is refused at verify (see `graphs.agent.leaks`).
-    canary: str = field(default_factory=lambda: f"lore-canary-{secrets.token_hex(8)}")
+    canary: str = field(default_factory=lambda: f"{CANARY_PREFIX}{secrets.token_hex(8)}")

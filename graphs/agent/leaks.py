@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
+from graphs.agent.context import CANARY_PREFIX
 from graphs.agent.leak_corpus import (
     RULES,
     SHINGLE,
@@ -63,7 +64,6 @@ _SCHEMA_WORDS: Final = re.compile(
     r"additional\s*properties|\"?parameters\"?\s*[:=]|\"?required\"?\s*[:=]\s*\["
     r"|\"?type\"?\s*[:=]\s*\"?object|\"?properties\"?\s*[:=]\s*\{"
 )
-_CANARY_PREFIX: Final = "lore-canary-"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +175,7 @@ class LeakCheck:
 
     def __init__(self, canary: str, exempt: Iterable[str] = ()) -> None:
         self._canary = canary
-        hexpart = canary.removeprefix(_CANARY_PREFIX)
+        hexpart = canary.removeprefix(CANARY_PREFIX)
         forms = {compact(canary), compact(hexpart)} if canary else set()
         self._canary_forms = frozenset(form for form in forms if len(form) >= 8)
         exempt_words: list[tuple[str, str]] = []
