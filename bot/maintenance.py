@@ -16,6 +16,7 @@ from bot.memory import MemoryReport
 from bot.reports import Stats
 from bot.sources import Source
 from bot.watching import ScanReport
+from graphs.ingest.rechunk import RechunkReport, rechunk_all
 from graphs.ingest.repair import RepairReport, reembed_all, repair_index
 from graphs.ingest.state import IngestResult
 from storage.backups import Manifest
@@ -39,10 +40,11 @@ class RestoreFinished:
 
 @dataclass(frozen=True, slots=True)
 class ReindexAll:
-    """What `Maintenance.reindex_all` rebuilt."""
+    """What `Maintenance.reindex_all` rebuilt (`rechunked`: None when nothing was cut again)."""
 
     chunks: int
     memory_exchanges: int
+    rechunked: RechunkReport | None = None
 
 
 class Maintenance:
@@ -99,16 +101,33 @@ class Maintenance:
             memory = report.points_written
         return RestoreFinished(repair, memory)
 
-    async def reindex_all(self, progress: Callable[[int], None] | None = None) -> ReindexAll:
+    async def reindex_all(
+        self, progress: Callable[[int], None] | None = None, *, rechunk: bool = False
+    ) -> ReindexAll:
         """Rebuild every vector with the loaded model: each chunk's point, then conversation
-        memory from the turn log (`lore reindex --all`). `progress(n)` after each batch."""
-        chunks = await reembed_all(self._parts.ingest_context, progress=progress)
+        memory from the turn log (`lore reindex --all`). `progress(n)` after each batch of
+        chunks; with `rechunk`, every document is cut again from its original with the
+        current chunk settings first (`progress(1)` after each document), and only those
+        that keep their chunks are re-embedded as they are."""
+        context = self._parts.ingest_context
+        report = None
+        if rechunk:
+            report = await rechunk_all(context, progress=progress)
+            if report.kept:
+                await reembed_all(context, only={kept.document_id for kept in report.kept})
+            chunks = await context.documents.chunk_count()
+        else:
+            chunks = await reembed_all(context, progress=progress)
         memory = await self._parts.memory.rebuild(self._parts.clock())
-        return ReindexAll(chunks=chunks, memory_exchanges=memory.points_written)
+        return ReindexAll(chunks=chunks, memory_exchanges=memory.points_written, rechunked=report)
 
     async def chunk_count(self) -> int:
         """Chunks stored in every collection (the length of `reindex_all`'s progress)."""
         return await self._parts.ingest_context.documents.chunk_count()
+
+    async def document_count(self) -> int:
+        """Documents stored in every collection (the length of a re-chunking's progress)."""
+        return len(await self._parts.ingest_context.documents.document_ids())
 
     async def reindex(self, *, folder_min_age_seconds: float = 3600.0) -> RepairReport:
         """Re-embed pending chunks and remove orphans (the self-repair job)."""

@@ -5,8 +5,9 @@ the way forward after changing EMBEDDING_MODEL. Every chunk stored in SQLite is 
 again and its point overwritten (ids are deterministic), with a progress bar; conversation
 memory is rebuilt from the turn log. The identity file is written last, so a rebuild cut
 short leaves the old identity and the next start refuses again until it is run to the end.
-Chunks keep the cut they were stored with: after a change of CHUNK_TOKENS or
-CHUNK_OVERLAP_TOKENS only documents ingested again are cut the new way (the command says so).
+When CHUNK_TOKENS or CHUNK_OVERLAP_TOKENS differ from the settings the chunks were cut
+with, every document is first cut again from its kept original (`graphs.ingest.rechunk`);
+the new settings are recorded only when every document could be.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tqdm import tqdm
@@ -42,42 +44,48 @@ def current_identity(settings: Settings, embedder: Embedder) -> IndexIdentity:
 
 
 async def reindex_all(lore: Lore, *, show_progress: bool = True) -> str:
-    """Rebuild every vector, record the model, and say what was done (one line or two)."""
+    """Rebuild every vector (and cut every document again when the chunk settings changed),
+    record the model and the chunk settings, and say what was done (a line or two)."""
     data_dir = lore.settings.data_dir
     stored = await asyncio.to_thread(read_identity, data_dir)
     current = current_identity(lore.settings, lore.embedder)
-    total = await lore.bot.maintenance.chunk_count()
-    with tqdm(
-        total=total,
-        unit="chunk",
-        desc="Re-embedding",
-        disable=not show_progress,
-        file=sys.stderr,
-    ) as bar:
+    maintenance = lore.bot.maintenance
+    rechunk = stored is not None and not stored.same_chunks(current)
+    if rechunk:
+        total, unit, what = await maintenance.document_count(), "document", "Re-chunking"
+    else:
+        total, unit, what = await maintenance.chunk_count(), "chunk", "Re-embedding"
+    with tqdm(total=total, unit=unit, desc=what, disable=not show_progress, file=sys.stderr) as bar:
 
-        def advance(chunks: int) -> None:
-            bar.update(chunks)
+        def advance(done: int) -> None:
+            bar.update(done)
 
-        report = await lore.bot.maintenance.reindex_all(progress=advance)
-    # The chunks were not cut again: keep recording the settings they were cut with.
+        report = await maintenance.reindex_all(progress=advance, rechunk=rechunk)
     recorded = current
-    if stored is not None:
-        recorded = IndexIdentity(
-            model=current.model,
-            model_sha256=current.model_sha256,
-            dimension=current.dimension,
+    cut = report.rechunked
+    if stored is not None and (cut is None or cut.kept):
+        # Some chunks keep the old cut: keep recording the settings they were cut with.
+        recorded = replace(
+            current,
             chunk_tokens=stored.chunk_tokens,
             chunk_overlap_tokens=stored.chunk_overlap_tokens,
         )
     await asyncio.to_thread(write_identity, data_dir, recorded)
     logger.info("Rebuilt every vector with %s", current.model)
+    remembered = f"{report.memory_exchanges} remembered exchanges with {current.model}."
+    if cut is None:
+        return f"Re-embedded {report.chunks} chunks and {remembered}"
     message = (
-        f"Re-embedded {report.chunks} chunks and {report.memory_exchanges} remembered"
-        f" exchanges with {current.model}."
+        f"Re-chunked {cut.documents} documents into {cut.chunks_after} chunks"
+        f" ({cut.chunks_before} before) with CHUNK_TOKENS={current.chunk_tokens} and"
+        f" CHUNK_OVERLAP_TOKENS={current.chunk_overlap_tokens}; re-embedded"
+        f" {report.chunks} chunks and {remembered}"
     )
-    if not recorded.same_chunks(current):
+    if cut.kept:
+        handles = ", ".join(kept.handle for kept in cut.kept)
         message += (
-            "\nCHUNK_TOKENS or CHUNK_OVERLAP_TOKENS changed since the chunks were cut;"
-            " documents keep their chunks until they are ingested again."
+            f"\n{len(cut.kept)} documents kept their chunks because their originals cannot be"
+            f" cut again ({handles}; the log says why): ingest them again, or delete them with"
+            " `lore delete HANDLE`."
         )
     return message

@@ -182,6 +182,11 @@ class Embedder:
             batch_tokens=key.batch_tokens,
         )
 
+    @property
+    def memory_arena(self) -> bool:
+        """Whether ONNX Runtime keeps its growing CPU arena (as the loaded session says)."""
+        return bool(self._session.get_session_options().enable_cpu_mem_arena)
+
     async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         """Unit-length vectors for `texts`, in order; text past `max_tokens` is ignored."""
         if not texts:

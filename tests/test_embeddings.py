@@ -6,12 +6,17 @@ import asyncio
 import json
 import math
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import psutil
 import pytest
 
+from bot.app import Lore
+from bot.sources import Source
 from storage.embeddings import Embedder, LexicalEncoder
 from storage.model_files import (
     DEFAULT_MODEL,
@@ -24,6 +29,7 @@ from storage.model_files import (
     model_choice,
 )
 from storage.vectors import SparseVector
+from tests.chat_turns import OWNER
 
 # Every word is one token of the model's vocabulary, so a prefix cut at a token boundary
 # tokenizes to exactly the first tokens of the whole text.
@@ -161,6 +167,59 @@ async def test_one_model_per_process(model_dir: Path, embedder: Embedder) -> Non
         embedder.model_sha256
         == json.loads((model_dir / MANIFEST_FILE).read_text())["sha256"]["model.onnx"]
     )
+
+
+async def test_the_cpu_arena_is_off_unless_asked_for(lore: Lore, model_dir: Path) -> None:
+    # The arena keeps the peak of the largest run for the life of the process (gigabytes).
+    assert lore.embedder.memory_arena is False  # Lore's defaults, read back from ONNX Runtime
+    with_arena = await Embedder.load(model_dir, threads=1, memory_arena=True)
+    assert with_arena.memory_arena is True
+    assert with_arena is not await Embedder.load(model_dir, threads=1)
+
+
+async def test_extraction_workers_hold_no_model(lore: Lore, tmp_path: Path) -> None:
+    """The model lives in Lore's process only: the extraction workers never load it."""
+    note = tmp_path / "note.md"
+    note.write_text("# Bikes\n\nBicycles go in the locked cage under the east stairs.\n")
+    await lore.bot.ingest(OWNER, Source(path=note), shared=True)  # starts a worker
+    workers = [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if "graphs.ingest.extract_worker" in " ".join(child.cmdline())
+    ]
+    assert workers
+
+    def maps_onnxruntime(process: psutil.Process) -> bool:
+        return any("onnxruntime" in region.path for region in process.memory_maps())
+
+    assert maps_onnxruntime(psutil.Process())
+    assert not any(maps_onnxruntime(worker) for worker in workers)
+
+
+def test_lore_run_loads_the_model_once(tmp_path: Path, models_dir: Path) -> None:
+    """Ingesting, answering, the query cache and conversation memory share one model."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "bikes.md").write_text("# Bikes\n\nBicycles go in the locked cage.\n")
+    (notes / "parking.txt").write_text("Visitors park in bay 12 behind the bakery.\n")
+    (tmp_path / ".env").write_text(
+        f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=notes\n"
+        "LOG_LEVEL=INFO\n"
+    )
+    result = subprocess.run(  # noqa: S603 - our own console script
+        [str(Path(sys.executable).parent / "lore"), "run"],
+        cwd=tmp_path,
+        input="where do visitors park?\nwhere do bicycles go?\n",
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "bay 12" in result.stdout
+    loads = [line for line in result.stderr.splitlines() if "loaded embedding model" in line]
+    assert len(loads) == 1, result.stderr
+    assert "arena off" in loads[0]
 
 
 def test_token_spans_map_back_to_words(embedder: Embedder) -> None:

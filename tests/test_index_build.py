@@ -1,8 +1,9 @@
 """No freezes: the embedded engine's HNSW index is built in a child process on a copy of
-the shard, while the live shard keeps answering searches and taking writes.
+the shard, while the live shard keeps answering searches and taking writes, and a chat turn
+is answered with its citation meanwhile.
 
 The build's child process is a real process; the tests hold it stopped (SIGSTOP) while
-they search and write, which proves those calls never wait for the build, then let it
+they search, write and ask, which proves those calls never wait for the build, then let it
 finish and check that the swapped-in shard is indexed and has every write."""
 
 from __future__ import annotations
@@ -19,8 +20,16 @@ import psutil
 import pytest
 import qdrant_edge as qe
 
+from bot.app import Lore, open_lore
+from graphs.ingest.points import make_point
+from storage.documents import Collection, DocumentRecord, DocumentRepository, NewChunk, SourceType
 from storage.edge_store import EdgeVectorStore
+from storage.embeddings import LexicalEncoder
+from storage.ids import ChunkHash, new_document_id, point_id
+from storage.timestamps import now_iso
 from storage.vectors import CollectionSpec, FieldMatch, VectorPoint
+from tests.chat_turns import OWNER, ask, remember
+from tests.conftest import SettingsFactory
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -151,3 +160,69 @@ async def test_a_swap_cut_short_by_a_crash_is_repaired_at_open(tmp_path: Path) -
         await store.ensure_collection(spec)
         assert await store.point_ids(spec.name) == {p.id for p in points}
     assert sorted(path.name for path in tmp_path.iterdir()) == [spec.name]
+
+
+BIKES = (
+    "# Facilities\n\n## Bike storage\n\nBicycles go in the locked cage under the east stairs;"
+    " the code is on the reception desk."
+)
+
+
+async def _fill_shared(lore: Lore, chunks: int, rng: np.random.Generator) -> None:
+    """Store `chunks` filler chunks in the shared knowledge the way an ingest does (rows
+    first, then points, then marked indexed), with random vectors no question is near."""
+    documents = DocumentRepository(lore.database)
+    lexical = LexicalEncoder()
+    vectors = rng.normal(size=(chunks, lore.embedder.dimension))
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    words = [f"filler{n}" for n in range(500)]
+    document_id = new_document_id()
+    record = DocumentRecord(
+        document_id, None, "Filler", SourceType.NOTE, "note:filler", "filler", "/dev/null",
+        "markdown", "indexing", now_iso(), now_iso(),
+    )  # fmt: skip
+    rows, points = [], []
+    for index, vector in enumerate(vectors):
+        text = " ".join(rng.choice(words, size=40))
+        digest = ChunkHash(f"{index:032x}")
+        rows.append(NewChunk(index, text, digest, (), 40, point_id(document_id, digest), 0.0))
+        points.append(
+            make_point(
+                point_id(document_id, digest),
+                document_id=document_id,
+                owner_id=None,
+                chunk_index=index,
+                dense=vector.tolist(),
+                sparse=lexical.encode_document(text),
+            )
+        )
+    await documents.save(record, rows, replace=False)
+    await lore.index.upsert(Collection.KNOWLEDGE, points)
+    await documents.mark_indexed([point.id for point in points])
+
+
+async def test_a_turn_is_answered_with_its_citation_while_the_index_builds(
+    make_settings: SettingsFactory,
+) -> None:
+    settings = make_settings(hnsw_threshold=1000)
+    async with open_lore(settings) as lore:
+        note = await remember(lore.bot, None, BIKES)
+        await _fill_shared(lore, 1100, np.random.default_rng(5))  # past the threshold
+        child = await _build_child()
+        await _stop(child)
+        try:
+            turn = await ask(lore.bot, OWNER, "Where do bicycles go?")
+            assert child.status() == psutil.STATUS_STOPPED  # the build cannot have finished
+        finally:
+            os.kill(child.pid, signal.SIGCONT)
+        assert turn.done.outcome == "answered", turn.events
+        assert [c.document_id for c in turn.done.citations] == [note.document_id]
+        assert "locked cage" in turn.done.answer
+        store = lore.vector_store
+        assert isinstance(store, EdgeVectorStore)
+        await store.wait_for_index_builds()
+        again = await ask(lore.bot, OWNER, "Where do bicycles go?")
+        assert [c.document_id for c in again.done.citations] == [note.document_id]
+    # Every point has a sparse vector, which the engine counts as indexed: the dense vectors
+    # are indexed too once the HNSW graph is in.
+    assert _indexed_vectors(settings.qdrant_dir / Collection.KNOWLEDGE.value) >= 1101 + 1100

@@ -171,10 +171,13 @@ def _check_vectors_model(settings: Settings, current: IndexIdentity, rebuild: bo
     check_identity(stored, current)
     if not stored.same_chunks(current):
         logger.warning(
-            "CHUNK_TOKENS/CHUNK_OVERLAP_TOKENS differ from those the stored chunks were cut"
-            " with (%d/%d); documents keep their chunks until they are ingested again",
+            "The stored chunks were cut with CHUNK_TOKENS=%d and CHUNK_OVERLAP_TOKENS=%d, but"
+            " the settings now say %d and %d; run `lore reindex --all` to cut every document"
+            " again (until then only new and changed sources are cut the new way)",
             stored.chunk_tokens,
             stored.chunk_overlap_tokens,
+            current.chunk_tokens,
+            current.chunk_overlap_tokens,
         )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Literal
@@ -44,8 +45,10 @@ from storage.vectors import VectorStoreError
 __all__ = [
     "chunk",
     "clean",
+    "cut_chunks",
     "embed",
     "fetch_url",
+    "new_chunk",
     "read_file",
     "route_after_clean",
     "route_source",
@@ -213,12 +216,21 @@ def route_after_clean(state: IngestState) -> Literal["chunk", "__end__"]:
 
 async def chunk(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     """Split the text into heading-aware token windows; identical chunks are kept once."""
-    extracted, limits = state["extracted"], runtime.context.limits
+    extracted = state["extracted"]
+    prepared = await cut_chunks(extracted, runtime.context)
+    _progress(runtime, "reading", f"Read {extracted.title!r}: {chunks_text(len(prepared))}")
+    return {"prepared": prepared}
+
+
+async def cut_chunks(extracted: ExtractedText, context: IngestContext) -> list[PreparedChunk]:
+    """The ingest chunker: heading-aware windows of the context's chunk settings, each chunk
+    once, numbered in order (`graphs.ingest.rechunk` cuts stored documents again with it)."""
+    limits = context.limits
     chunks = await asyncio.to_thread(
         chunk_text,
         extracted.text,
         is_markdown=extracted.is_markdown,
-        token_spans=runtime.context.embedder.token_spans,
+        token_spans=context.embedder.token_spans,
         max_tokens=limits.chunk_tokens,
         overlap_tokens=limits.overlap_tokens,
     )
@@ -229,8 +241,7 @@ async def chunk(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         if digest not in seen:
             seen.add(digest)
             prepared.append(PreparedChunk(chunk=replace(piece, index=len(prepared)), hash=digest))
-    _progress(runtime, "reading", f"Read {extracted.title!r}: {chunks_text(len(prepared))}")
-    return {"prepared": prepared}
+    return prepared
 
 
 async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
@@ -283,10 +294,8 @@ async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     # Flag only, never refuse: the score is stored, and a passage that reads like
     # instructions to an AI is shown to the model with a warning (graphs.agent.tools). The
     # title (a caption, a page's <title>) is shown with every passage, so it counts for each.
-    texts = [extracted.title, *(p.chunk.text for p in prepared)]
-    title_risk, *risks = await asyncio.to_thread(injection_risks, texts)
-    scores = [max(risk, title_risk) for risk in risks]
-    rows = [_new_chunk(document_id, p, score) for p, score in zip(prepared, scores, strict=True)]
+    scores = await chunk_injection_scores(extracted.title, [p.chunk.text for p in prepared])
+    rows = [new_chunk(document_id, p, score) for p, score in zip(prepared, scores, strict=True)]
     try:
         removed = await context.documents.save(record, rows, replace=existing is not None)
     except DuplicateContentError:
@@ -333,7 +342,15 @@ async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     return {"result": result}
 
 
-def _new_chunk(document_id: DocumentId, prepared: PreparedChunk, score: float) -> NewChunk:
+async def chunk_injection_scores(title: str, texts: Sequence[str]) -> list[float]:
+    """Each chunk's injection score: the higher of its text's and its document title's (the
+    title is shown with every passage)."""
+    title_risk, *risks = await asyncio.to_thread(injection_risks, [title, *texts])
+    return [max(risk, title_risk) for risk in risks]
+
+
+def new_chunk(document_id: DocumentId, prepared: PreparedChunk, score: float) -> NewChunk:
+    """The row of a prepared chunk, with its deterministic point id and injection score."""
     piece = prepared.chunk
     return NewChunk(
         index=piece.index,

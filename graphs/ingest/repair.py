@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
 from graphs.guards import injection_risks
@@ -19,6 +19,7 @@ from graphs.ingest.context import IngestContext
 from graphs.ingest.points import embedding_text, make_point
 from storage.document_records import ChunkRecord
 from storage.documents import Collection
+from storage.ids import DocumentId
 from storage.vectors import VectorPoint
 
 __all__ = ["RepairReport", "reembed_all", "repair_index"]
@@ -102,15 +103,19 @@ async def reembed_all(
     *,
     batch_size: int = 64,
     progress: Callable[[int], None] | None = None,
+    only: Container[DocumentId] | None = None,
 ) -> int:
-    """Embed every stored chunk again with the current model and overwrite its point (ids are
-    deterministic); `progress(n)` after each batch. Chunks still pending end indexed."""
+    """Embed every stored chunk (of the documents in `only`, when given) again with the current
+    model and overwrite its point (ids are deterministic); `progress(n)` after each batch.
+    Chunks still pending end indexed."""
     done, after = 0, 0
     while True:
-        batch, after = await context.documents.chunk_page(after, batch_size)
-        if not batch:
+        page, after = await context.documents.chunk_page(after, batch_size)
+        if not page:
             return done
-        await _reembed(context, batch)
+        batch = page if only is None else [c for c in page if c.document_id in only]
+        if batch:
+            await _reembed(context, batch)
         done += len(batch)
         if progress is not None:
             progress(len(batch))
