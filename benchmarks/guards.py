@@ -19,11 +19,15 @@ last sentence, with how many of each were refused or hardened. The
 learned scorer was trained on the half of each corpus whose SHA-256 starts with an even
 byte (`train_guard_classifier.py`), so each corpus is also reported on its other half
 alone ("unseen half"). `guard_holdout.tsv` (in
-this folder) was never trained or tuned on, nor was `guard_holdout_b.tsv`, whose misses are
-never printed so that it stays blind. Card and IBAN lines (`pii_*.tsv`) count as
-caught when `check_input` refuses them with the matching guard.
+this folder) was never trained on, nor were `guard_holdout_b.tsv` and `guard_holdout_c.tsv`;
+the first two were looked at while the rules were tuned, so they are no longer clean.
+`guard_holdout_c.tsv` was written and committed before the tuning of issue 12's last round
+and is never tuned on: its attacks, ordinary and hard benign questions are reported as
+totals only. Card and IBAN lines (`pii_*.tsv`) count as caught when `check_input` refuses
+them with the matching guard.
 
-`--show-misses` also lists every missed attack and every refused or hardened benign line.
+`--show-misses` also lists every missed attack and every refused or hardened benign line
+of the shared corpora, never a line of a held-out set.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.guard_templates import read_examples
+from benchmarks.guard_templates import read_benign_families, read_examples
 from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, GuardVerdict, check_input
 
 __all__ = ["DEFAULT_CORPORA", "main", "rate", "read_lines", "read_tsv"]
@@ -53,6 +57,8 @@ HOLDOUT = Path(__file__).resolve().parent / "guard_holdout.tsv"
 # A second held-out set, written before the rule and scorer changes of its commit and never
 # tuned on: only its totals are printed, never its misses (not even with --show-misses).
 BLIND_HOLDOUT = Path(__file__).resolve().parent / "guard_holdout_b.tsv"
+# Written and committed before the last tuning round, never tuned on; totals only.
+CLEAN_HOLDOUT = Path(__file__).resolve().parent / "guard_holdout_c.tsv"
 _ESCAPE = re.compile(r"\\(.)")
 _UNESCAPED = {"n": "\n", "r": "\r", "\\": "\\"}
 
@@ -156,6 +162,17 @@ def report_pii(name: str, rows: Sequence[tuple[str, int]], guard: str, show: boo
                 print(f"    {'FP' if expected == 0 else 'MISS'} [{verdict.guard}] {text!r}")
 
 
+def report_holdout(path: Path) -> None:
+    """A held-out set by totals only: its attacks, and its benign questions by family
+    ("benign" ordinary, "benign_hard" talking about prompts, roles and security)."""
+    examples = read_examples(path)
+    report(f"{path.name} attacks", [text for _, _, text in examples.attacks], True, False)
+    families = read_benign_families(path)
+    for family in sorted(set(families.values())):
+        texts = [text for text, name in families.items() if name == family]
+        report(f"{path.name} {family}", texts, False, False)
+
+
 LENGTH_BUCKETS = (500, 2000, 4000)
 _PER_BUCKET = 40
 _ROUNDS = 3
@@ -221,12 +238,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for name, (texts, attack) in sets.items():
         unseen = [t for t in texts if not in_training_half(t)]
         report(f"{name} (unseen half)", unseen, attack, show=False)
-    holdout = read_examples(HOLDOUT)
-    report("guard_holdout.tsv attacks", [text for _, _, text in holdout.attacks], True, show)
-    report("guard_holdout.tsv benign", [text for _, text in holdout.benign], False, show)
-    blind = read_examples(BLIND_HOLDOUT)
-    report("guard_holdout_b.tsv attacks", [text for _, _, text in blind.attacks], True, False)
-    report("guard_holdout_b.tsv benign", [text for _, text in blind.benign], False, False)
+    for path in (HOLDOUT, BLIND_HOLDOUT, CLEAN_HOLDOUT):
+        report_holdout(path)
     report_pii("pii_cards.tsv", read_tsv(corpora / "pii_cards.tsv"), GUARD_PAYMENT_CARD, show)
     report_pii("pii_ibans.tsv", read_tsv(corpora / "pii_ibans.tsv"), GUARD_IBAN, show)
     everything = [text for texts, _ in sets.values() for text in texts]

@@ -12,7 +12,7 @@ Data, assembled here at training time and never copied into the repository:
   language, plus the training halves of `benign_questions.txt` and `benign_hard.txt`.
 A corpus line is in the training half when the first byte of its SHA-256 is even; the
 other half is never trained on, and `benchmarks/guards.py` reports it separately.
-`guard_holdout.tsv` is never read here.
+The held-out sets (`guard_holdout*.tsv`) are never read here.
 
 The model is logistic regression over hashed character n-grams (binary, unit length) of
 each text's folded, leet-read view (`graphs.guards.ngrams`), fitted with Adam and L2 in
