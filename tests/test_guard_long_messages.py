@@ -13,8 +13,6 @@ import pytest
 
 from graphs.guards import ALLOWED, GUARD_OFF_TOPIC, GUARD_PROMPT_INJECTION, check_input, normalize
 from graphs.guards.classifier import MAX_WINDOWS, WINDOW, load_model
-from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
-from graphs.guards.european_rules import EUROPEAN_RULES
 from graphs.guards.exfiltration_rules import (
     EXTRACTION_RULES,
     FLOODING_RULE,
@@ -23,6 +21,7 @@ from graphs.guards.exfiltration_rules import (
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, match_width
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.invisible import BLANK, INVISIBLE
+from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 from graphs.guards.topic import OFF_TOPIC_KINDS
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
@@ -31,8 +30,7 @@ ALL_RULES = (
     *CONTROL_RULES,
     *EXTRACTION_RULES,
     *INTENT_RULES,
-    *EUROPEAN_RULES,
-    *CYRILLIC_CJK_RULES,
+    *LANGUAGE_RULES,
     *COMPACT_RULES,
     FLOODING_RULE,
     NUMBER_FLOODING_RULE,

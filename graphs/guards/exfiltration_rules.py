@@ -44,8 +44,10 @@ _PROMPT_RULES = (
         1.0,
         rf"\b{_SHOW}\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+|that\s+|this\s+)?(?:(?:full|complete"
         r"|entire|exact|original|initial|hidden|secret|whole)\s+)*(?:text of the\s+)?"
-        r"(?:system prompt|system message|initial (?:prompt|instructions)|original (?:prompt"
-        r"|instructions)|hidden (?:prompt|instructions)|pre-?prompt|meta-?prompt|prompt above)\b",
+        r"(?:system prompt|system message|(?:initial|original|hidden) prompt|pre-?prompt"
+        r"|meta-?prompt|prompt above)\b"
+        # "the original instructions for the espresso machine" is a manual, not a prompt.
+        r"|\b(?:initial|original|hidden) instructions\b(?!\s+(?:for|of|on|to|about|from|in)\b)",
         "prompt message instructions preprompt metaprompt",
     ),
     make_rule(

@@ -33,8 +33,6 @@ from typing import Final, Literal
 import numpy as np
 
 from graphs.guards.classifier import WINDOW, load_model
-from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
-from graphs.guards.european_rules import EUROPEAN_RULES
 from graphs.guards.exfiltration_rules import (
     EXTRACTION_RULES,
     FLOODING_RULE,
@@ -42,6 +40,7 @@ from graphs.guards.exfiltration_rules import (
 )
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
+from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
@@ -151,9 +150,7 @@ class _RuleIndex:
         ]
 
 
-_INDEX: Final = _RuleIndex(
-    (*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *EUROPEAN_RULES, *CYRILLIC_CJK_RULES)
-)
+_INDEX: Final = _RuleIndex((*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *LANGUAGE_RULES))
 _COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES)
 
 
