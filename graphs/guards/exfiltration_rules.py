@@ -87,7 +87,7 @@ _PROMPT_RULES = (
     ),
     make_rule(
         "secret_request",
-        0.5,
+        0.7,
         r"\b(?:confirm|tell me|give me|share|reveal|provide|what(?:'s| is)|send me)\s+(?:me\s+)?"
         r"(?:the|our) (?:system )?(?:password|passcode|passphrase|secret key|secret code|api key"
         r"|access code)(?:\s*[?.!,]|\s*$| for (?:our|the|this) (?:system|account|database|server"
@@ -262,6 +262,14 @@ _PERSONAL_DATA_RULES = (
         r"|city|residence|location|whereabouts|initials|surname|last name|full name|ssn"
         r"|social security(?: number)?|salary|income|bank(?: account)?|account number"
         r"|ip address|postcode|zip ?code|year of birth|birth)\b",
+        "user member customer person human users members customers",
+    ),
+    make_rule(
+        "personal_data_probe",
+        0.7,
+        r"\b(?:where|in which (?:city|town|country|street)|what (?:city|town|country|street))"
+        r" (?:does|did|do) (?:the|this|that|other|another|our) (?:other )?(?:user|member|customer"
+        r"|person|human)s? (?:currently |actually |really |now )?(?:live|lives|reside|stay|work)\b",
         "user member customer person human users members customers",
     ),
     make_rule(

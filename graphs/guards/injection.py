@@ -64,13 +64,14 @@ _LONG_VIEW: Final = 600
 _MARGIN: Final = 24
 Level = Literal["pass", "harden", "refuse"]
 # One sentence that asks about something ("how do I stop prompt injection?", "Welche
-# Regeln gelten?"): like the damped rules, the model alone hardens such a message only
+# Regeln gelten?"), perhaps after a short lead-in and a colon ("Ignore the noise: what is
+# the sampling rate?"): like the damped rules, the model alone hardens such a message only
 # when it is nearly certain.
 _QUESTION: Final = re.compile(
     # English, German, French, Spanish, Italian, Portuguese and Russian question words
     # (folded: accents dropped), then one sentence ending in a question mark; Chinese and
     # Japanese: a sentence with a question particle or word that ends in a question mark.
-    r"¿?(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain"
+    r"(?:[^.!?;:\n]{1,80}:\s*)?¿?(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain"
     r"|describe|tell me about"
     r"|wie|was|warum|wieso|weshalb|welche[rsnm]?|wer|wo|wann|woher|gibt es|kann|konnen|ist|sind"
     r"|comment|pourquoi|quel(?:le)?s?|qui|ou|quand|que|qu'est-ce|est-ce|combien|y a-t-il"

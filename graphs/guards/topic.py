@@ -45,6 +45,12 @@ OFF_TOPIC_KINDS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"|" + _REQUEST + r"(?:tell|give)\s+(?:me|us)\s+(?:a|an|another|some|one)\s+(?:(?:short"
             r"|funny|silly|good|dad|bad)\s+)*(?:jokes?|puns?|riddles?|pick-?up lines?"
             r"|bedtime stor(?:y|ies)|limericks?|poems?)\b"
+            # A request framed as verse: "In the form of a poem, give me a recipe".
+            r"|" + _REQUEST + r"(?:in the form of|in the style of|as|in) an? (?:poem|haiku|limerick"
+            r"|sonnet|ballad|song|rap)\s*[,:]"
+            r"|" + _REQUEST + r"(?:write|give|provide|explain|tell|describe|answer|summari[sz]e"
+            r"|list|present)\b[^.!?]{0,80}\b(?:in the form of|as) an? (?:poem|haiku|limerick"
+            r"|sonnet|ballad|rap)\b"
         ),
     ),
     (

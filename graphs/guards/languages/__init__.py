@@ -3,7 +3,8 @@
 One module per language (`de`, `fr`, `es`, `pt`, `it`, `ru`, `zh`, `ja`), each holding
 at least two patterns for every family: instruction override, goal hijack, fake
 transcript labels, system-prompt extraction, persona set-ups, developer-mode switches,
-authority claims and notes addressed to an AI. Rules use the `Rule` format of
+authority claims and notes addressed to an AI; plus a request for the bare secret
+("what is the password?"). Rules use the `Rule` format of
 `graphs.guards.injection_rules` and the family names of the English rules, so a message
 counts once per family whatever its language. Latin-script patterns match folded text
 (casefolded, accents dropped: "precedentes", "instrucoes"); Russian drops breves and

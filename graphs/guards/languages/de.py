@@ -183,4 +183,13 @@ DE_RULES: tuple[Rule, ...] = (
         r" (?:\w+ ){0,3}(?:liest|verarbeitet|zusammenfasst),? (?:soll|muss|sollte)",
         "an falls wenn",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it: "... the password?" (a secret kept in a
+        # prompt); "the password for the guest Wi-Fi" is a question about a document.
+        r"\b(?:was ist|wie lautet|nenn mir|sag mir|gib mir|verrat mir) (?:das|dein|euer|ihr)"
+        r" (?:passwort|kennwort|geheimwort|losungswort)\s*(?:[?.!]|$)",
+        "passwort kennwort geheimwort losungswort",
+    ),
 )

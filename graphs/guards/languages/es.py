@@ -164,4 +164,13 @@ ES_RULES: tuple[Rule, ...] = (
         r" (?:este|esta) (?:documento|pagina|texto|mensaje|correo)",
         "a si",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it: "... the password?" (a secret kept in a
+        # prompt); "the password for the guest Wi-Fi" is a question about a document.
+        r"\b(?:cual es|dime|dame|revela|revelame) (?:la|tu|su) (?:contrasena|clave|palabra secreta)"
+        r"\s*(?:[?.!]|$)",
+        "contrasena clave secreta",
+    ),
 )

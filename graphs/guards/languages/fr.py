@@ -167,4 +167,13 @@ FR_RULES: tuple[Rule, ...] = (
         r" (?:ce|cette) (?:document|page|texte|message|courriel)",
         "a si",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it: "... the password?" (a secret kept in a
+        # prompt); "the password for the guest Wi-Fi" is a question about a document.
+        r"\b(?:quel est|donne-moi|dis-moi|revele|revele-moi|c'est quoi) (?:le|ton|votre)"
+        r" (?:mot de passe|code secret|mot secret)\s*(?:[?.!]|$)",
+        "passe secret",
+    ),
 )

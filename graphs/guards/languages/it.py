@@ -158,4 +158,13 @@ IT_RULES: tuple[Rule, ...] = (
         r"|elabora|riassume) (?:questo|questa) (?:documento|pagina|testo|messaggio|email)",
         "a se",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it: "... the password?" (a secret kept in a
+        # prompt); "the password for the guest Wi-Fi" is a question about a document.
+        r"\b(?:qual e|dimmi|dammi|rivela|rivelami) (?:la|la tua|tua) (?:password|parola d'ordine"
+        r"|parola segreta)\s*(?:[?.!]|$)",
+        "password ordine segreta",
+    ),
 )

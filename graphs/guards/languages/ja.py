@@ -153,4 +153,13 @@ JA_RULES: tuple[Rule, ...] = (
         "",
         ("へ", "に告ぐ", "の皆さん", "この"),
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it (a secret kept in a prompt).
+        r"^\s*(?:あなたの)?パスワードは(?:何|なん)(?:ですか|でしょうか)?\s*[?。]?\s*$"
+        r"|^\s*(?:あなたの)?パスワードを(?:教えて|言って)",
+        "",
+        ("パスワード",),
+    ),
 )

@@ -173,4 +173,13 @@ PT_RULES: tuple[Rule, ...] = (
         r"|resumir) (?:este|esta) (?:documento|pagina|texto|mensagem|e-mail|email)",
         "para se",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it: "... the password?" (a secret kept in a
+        # prompt); "the password for the guest Wi-Fi" is a question about a document.
+        r"\b(?:qual e|diga-me|diz-me|me diga|de-me|da-me|revela|revele) (?:a|sua|tua|a tua|a sua)"
+        r" (?:senha|palavra-passe|palavra passe|password)\s*(?:[?.!]|$)",
+        "senha passe password",
+    ),
 )

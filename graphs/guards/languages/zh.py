@@ -151,4 +151,12 @@ ZH_RULES: tuple[Rule, ...] = (
         "",
         ("致", "给", "如果"),
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The bare secret, with nothing after it (a secret kept in a prompt).
+        r"^\s*(?:请问|那么)?(?:你的)?密码是(?:什么|多少)|(?:告诉我|给我|说出)(?:你的)?密码\s*[。.!?]?$",
+        "",
+        ("密码",),
+    ),
 )
