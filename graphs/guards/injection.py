@@ -23,7 +23,7 @@ remain the real boundary.
 from __future__ import annotations
 
 import codecs
-import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -383,7 +383,7 @@ def _may_flood(tokens: list[str]) -> bool:
     least `_FLOOD_REPEATS` neighbouring tokens are equal."""
     if len(tokens) <= _FLOOD_REPEATS:
         return False
-    repeats = sum(1 for before, after in itertools.pairwise(tokens) if before == after)
+    repeats: int = sum(map(operator.eq, tokens, tokens[1:]))
     return repeats >= _FLOOD_REPEATS
 
 
@@ -445,8 +445,17 @@ def _asks_about(view: str, position: int) -> bool:
 
 def _typo_fold(text: str) -> str:
     # Most texts hold no scrambled keyword: look each distinct word up once, and rewrite
-    # the text only when one of them is.
-    words = set(_LONG_WORD.findall(text)) - _KEYWORD_SET
+    # the text only when one of them is. Every run of `_LONG_WORD` lies inside one `\w+`
+    # token, so the view's (cached) distinct tokens give the same words as a findall.
+    words: set[str] = set()
+    for token in view_tokens(text)[1]:
+        if len(token) < 5:
+            continue
+        if token.isascii() and token.isalpha() and token.islower():
+            words.add(token)
+        else:
+            words.update(_LONG_WORD.findall(token))
+    words -= _KEYWORD_SET
     if not any(_restored(word) != word for word in words):
         return text
     return _LONG_WORD.sub(_restore_keyword, text)
