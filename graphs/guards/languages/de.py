@@ -41,6 +41,21 @@ DE_RULES: tuple[Rule, ...] = (
         "gelten zahlen",
     ),
     make_rule(
+        "instruction_override",
+        1.0,
+        r"\bvergiss (?:einfach )?alles (?:davor|zuvor|vorher|bisher\w*|oben\w*|was (?:du|man)"
+        r" (?:\w+ ){0,3}(?:gesagt|gelernt|bekommen))"
+        r"|\b(?:die |alle )?(?:obigen|vorherigen|bisherigen) (?:ausfuhrungen|texte|angaben"
+        r"|nachrichten|aussagen) (?:ignorieren|vergessen|missachten)\b",
+        "vergiss obigen vorherigen bisherigen",
+    ),
+    make_rule(
+        "goal_hijack",
+        0.7,
+        r"\bvergiss alles,? (?:und )?(?:schreib|sag|gib|antworte)\w*",
+        "vergiss",
+    ),
+    make_rule(
         "goal_hijack",
         0.7,
         r"\b(?:gib|schreib|antworte|sag)\w* (?:nur|ausschlie(?:ss|ß)lich|einfach) (?:mit |aus )?"
@@ -191,5 +206,13 @@ DE_RULES: tuple[Rule, ...] = (
         r"\b(?:was ist|wie lautet|nenn mir|sag mir|gib mir|verrat mir) (?:das|dein|euer|ihr)"
         r" (?:passwort|kennwort|geheimwort|losungswort)\s*(?:[?.!]|$)",
         "passwort kennwort geheimwort losungswort",
+    ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password" (never "my password").
+        r"\b(?:dein|deine[nm]?|euer|eure[nm]?|(?:mir|uns) ihr\w*)"
+        r" (?:passwort|kennwort|zugangscode)\b",
+        "passwort kennwort zugangscode",
     ),
 )

@@ -173,4 +173,11 @@ ES_RULES: tuple[Rule, ...] = (
         r"\s*(?:[?.!]|$)",
         "contrasena clave secreta",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password" (never "my password").
+        r"\btu (?:contrasena|clave|codigo de acceso)\b",
+        "contrasena clave acceso",
+    ),
 )

@@ -176,4 +176,11 @@ FR_RULES: tuple[Rule, ...] = (
         r" (?:mot de passe|code secret|mot secret)\s*(?:[?.!]|$)",
         "passe secret",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password" (never "my password").
+        r"\b(?:ton|votre) (?:mot de passe|code secret|code d\'acces)\b",
+        "passe secret acces",
+    ),
 )

@@ -167,4 +167,11 @@ IT_RULES: tuple[Rule, ...] = (
         r"|parola segreta)\s*(?:[?.!]|$)",
         "password ordine segreta",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password" (never "my password").
+        r"\b(?:la tua|tua) (?:password|parola d\'ordine|chiave di accesso)\b",
+        "password ordine accesso",
+    ),
 )

@@ -162,4 +162,12 @@ JA_RULES: tuple[Rule, ...] = (
         "",
         ("パスワード",),
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password".
+        r"あなたの(?:パスワード|暗証番号)",
+        "",
+        ("あなたの",),
+    ),
 )

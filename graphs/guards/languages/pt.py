@@ -182,4 +182,11 @@ PT_RULES: tuple[Rule, ...] = (
         r" (?:senha|palavra-passe|palavra passe|password)\s*(?:[?.!]|$)",
         "senha passe password",
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password" (never "my password").
+        r"\b(?:a tua|tua|a sua|sua) (?:senha|palavra-passe|password)\b",
+        "senha passe password",
+    ),
 )

@@ -181,4 +181,12 @@ RU_RULES: tuple[Rule, ...] = (
         "",
         ("пароль", "секретное", "кодовое"),
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password".
+        r"(?:твои|ваш) (?:пароль|код доступа)",
+        "",
+        ("пароль", "код доступа"),
+    ),
 )

@@ -159,4 +159,12 @@ ZH_RULES: tuple[Rule, ...] = (
         "",
         ("密码",),
     ),
+    make_rule(
+        "secret_request",
+        0.7,
+        # The assistant's own secret: "... your password".
+        r"你的(?:密码|口令)",
+        "",
+        ("你的密码", "你的口令"),
+    ),
 )
