@@ -10,8 +10,8 @@ Two data files beside this module, written for this project:
   them, so the scorer sees each family's vocabulary in many arrangements instead of a few
   memorised sentences.
 
-`guard_holdout.tsv` (same format as the examples) was written separately and is never
-trained or tuned on.
+The held-out sets `guard_holdout.tsv`, `guard_holdout_b.tsv` and `guard_holdout_c.tsv` (same
+format as the examples) were written separately and are never trained on.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Examples", "compose", "read_examples"]
+__all__ = ["Examples", "compose", "read_benign_families", "read_examples"]
 
 HERE = Path(__file__).resolve().parent
 _SLOT = re.compile(r"\{(\w+)\}")
@@ -52,6 +52,18 @@ def read_examples(path: Path = HERE / "guard_examples.tsv") -> Examples:
             else:
                 benign.append((row["lang"], text))
     return Examples(tuple(attacks), tuple(benign))
+
+
+def read_benign_families(path: Path) -> dict[str, str]:
+    """The benign texts of a TSV file like `read_examples` reads, each with its family
+    column ("benign", or "benign_hard" for questions in attack vocabulary), in file order."""
+    families: dict[str, str] = {}
+    with path.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if row["label"] != "1":
+                text = _ESCAPE.sub(lambda m: _UNESCAPED.get(m.group(1), m.group()), row["text"])
+                families[text] = row["family"]
+    return families
 
 
 def _grammar() -> dict[str, Any]:

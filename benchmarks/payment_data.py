@@ -1,6 +1,7 @@
 """Measure the payment-data guards (hardening row I) on the shared corpora, side by side.
 
-Usage: .venv/bin/python -m benchmarks.payment_data [CORPORA_DIR] [--show-misses]
+Usage: .venv/bin/python benchmarks/payment_data.py [CORPORA_DIR] [--show-misses]
+(or .venv/bin/python -m benchmarks.payment_data ...)
 
 CORPORA_DIR defaults to ../shared/corpora (read by path, never copied). One run prints:
 
@@ -20,10 +21,14 @@ CORPORA_DIR defaults to ../shared/corpora (read by path, never copied). One run 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+# Run as a script (python benchmarks/payment_data.py) or as a module (-m benchmarks...).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.guards import DEFAULT_CORPORA, rate, read_lines, read_tsv
 from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, check_input, find_ibans

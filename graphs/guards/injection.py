@@ -23,7 +23,7 @@ remain the real boundary.
 from __future__ import annotations
 
 import codecs
-import itertools
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,8 +33,6 @@ from typing import Final, Literal
 import numpy as np
 
 from graphs.guards.classifier import WINDOW, load_model
-from graphs.guards.cyrillic_cjk_rules import CYRILLIC_CJK_RULES
-from graphs.guards.european_rules import EUROPEAN_RULES
 from graphs.guards.exfiltration_rules import (
     EXTRACTION_RULES,
     FLOODING_RULE,
@@ -42,6 +40,7 @@ from graphs.guards.exfiltration_rules import (
 )
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
+from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
@@ -65,13 +64,14 @@ _LONG_VIEW: Final = 600
 _MARGIN: Final = 24
 Level = Literal["pass", "harden", "refuse"]
 # One sentence that asks about something ("how do I stop prompt injection?", "Welche
-# Regeln gelten?"): like the damped rules, the model alone hardens such a message only
+# Regeln gelten?"), perhaps after a short lead-in and a colon ("Ignore the noise: what is
+# the sampling rate?"): like the damped rules, the model alone hardens such a message only
 # when it is nearly certain.
 _QUESTION: Final = re.compile(
     # English, German, French, Spanish, Italian, Portuguese and Russian question words
     # (folded: accents dropped), then one sentence ending in a question mark; Chinese and
     # Japanese: a sentence with a question particle or word that ends in a question mark.
-    r"¿?(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain"
+    r"(?:[^.!?;:\n]{1,80}:\s*)?¿?(?:how|why|what|which|when|where|who|is|are|can|could|should|does|do|did|explain"
     r"|describe|tell me about"
     r"|wie|was|warum|wieso|weshalb|welche[rsnm]?|wer|wo|wann|woher|gibt es|kann|konnen|ist|sind"
     r"|comment|pourquoi|quel(?:le)?s?|qui|ou|quand|que|qu'est-ce|est-ce|combien|y a-t-il"
@@ -151,9 +151,7 @@ class _RuleIndex:
         ]
 
 
-_INDEX: Final = _RuleIndex(
-    (*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *EUROPEAN_RULES, *CYRILLIC_CJK_RULES)
-)
+_INDEX: Final = _RuleIndex((*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *LANGUAGE_RULES))
 _COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES)
 
 
@@ -385,7 +383,7 @@ def _may_flood(tokens: list[str]) -> bool:
     least `_FLOOD_REPEATS` neighbouring tokens are equal."""
     if len(tokens) <= _FLOOD_REPEATS:
         return False
-    repeats = sum(1 for before, after in itertools.pairwise(tokens) if before == after)
+    repeats: int = sum(map(operator.eq, tokens, tokens[1:]))
     return repeats >= _FLOOD_REPEATS
 
 
@@ -447,8 +445,17 @@ def _asks_about(view: str, position: int) -> bool:
 
 def _typo_fold(text: str) -> str:
     # Most texts hold no scrambled keyword: look each distinct word up once, and rewrite
-    # the text only when one of them is.
-    words = set(_LONG_WORD.findall(text)) - _KEYWORD_SET
+    # the text only when one of them is. Every run of `_LONG_WORD` lies inside one `\w+`
+    # token, so the view's (cached) distinct tokens give the same words as a findall.
+    words: set[str] = set()
+    for token in view_tokens(text)[1]:
+        if len(token) < 5:
+            continue
+        if token.isascii() and token.isalpha() and token.islower():
+            words.add(token)
+        else:
+            words.update(_LONG_WORD.findall(token))
+    words -= _KEYWORD_SET
     if not any(_restored(word) != word for word in words):
         return text
     return _LONG_WORD.sub(_restore_keyword, text)

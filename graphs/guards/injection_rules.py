@@ -211,6 +211,20 @@ _OVERRIDE_RULES = (
         "ignore disregard forget skip",
     ),
     make_rule(
+        "context_dismissal",
+        1.0,
+        r"\b(?:ignore|disregard|forget)\s+(?:the\s+)?above\s+and\b"
+        r"|\bdespite (?:what|everything|anything) (?:you(?:'ve| have)? )?(?:been|were) told\b",
+        "ignore disregard forget despite",
+    ),
+    make_rule(
+        "goal_hijack",
+        1.0,
+        r"\b(?:do not|don'?t) answer (?:this|the|my) question,? (?:but|and|instead)\s+(?:just\s+"
+        r"|only\s+|simply\s+)?(?:output|say|print|write|reply|respond|type)\b",
+        "answer",
+    ),
+    make_rule(
         "safety_override",
         1.0,
         r"\b(?:bypass|override|disable|turn off|switch off|deactivate|circumvent|ignore|disregard"

@@ -65,7 +65,8 @@ def row_sums(
 ) -> npt.NDArray[np.float64]:
     """For each row of padded code points, the dot product of its `bucket_features` with
     `weights`: the same number `bucket_features` gives one text, for many at once."""
-    buckets = np.sort(np.concatenate(_rolling(rows), axis=1).astype(np.intp), axis=1)
+    # Buckets fit in 32 bits, which sort faster than 64-bit indices.
+    buckets = np.sort(np.concatenate(_rolling(rows), axis=1).astype(np.uint32), axis=1)
     distinct = np.empty(buckets.shape, dtype=bool)
     distinct[:, :1] = True
     np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])

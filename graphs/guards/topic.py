@@ -16,13 +16,14 @@ stored source supports an answer.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from graphs.guards.injection_rules import MAX_REACH, match_width
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 
-__all__ = ["OFF_TOPIC_KINDS", "off_topic_kind"]
+__all__ = ["AT_SENTENCE_START", "OFF_TOPIC_KINDS", "off_topic_kind"]
 
 _REQUEST = (
     r"(?:^|[.!?]\s+)(?:(?:hey|hi|hello|ok|okay|so|now|and|also|please|pls|lore)[,!]?\s+)*"
@@ -45,6 +46,12 @@ OFF_TOPIC_KINDS: Final[tuple[tuple[str, re.Pattern[str]], ...]] = (
             r"|" + _REQUEST + r"(?:tell|give)\s+(?:me|us)\s+(?:a|an|another|some|one)\s+(?:(?:short"
             r"|funny|silly|good|dad|bad)\s+)*(?:jokes?|puns?|riddles?|pick-?up lines?"
             r"|bedtime stor(?:y|ies)|limericks?|poems?)\b"
+            # A request framed as verse: "In the form of a poem, give me a recipe".
+            r"|" + _REQUEST + r"(?:in the form of|in the style of|as|in) an? (?:poem|haiku|limerick"
+            r"|sonnet|ballad|song|rap)\s*[,:]"
+            r"|" + _REQUEST + r"(?:write|give|provide|explain|tell|describe|answer|summari[sz]e"
+            r"|list|present)\b[^.!?]{0,80}\b(?:in the form of|as) an? (?:poem|haiku|limerick"
+            r"|sonnet|ballad|rap)\b"
         ),
     ),
     (
@@ -98,6 +105,11 @@ _GATES: Final = tuple(word_gate(pattern) for _, pattern in OFF_TOPIC_KINDS)
 _WORDS: Final = tuple(gate_words(gate) for gate in _GATES)
 _REACH: Final = tuple(min(MAX_REACH, match_width(pattern)) + 24 for _, pattern in OFF_TOPIC_KINDS)
 _SHORT: Final = 600
+# Every top-level branch of these kinds' patterns begins with `_REQUEST`, whose first item
+# is the start of the text or a ".", "!" or "?": each match starts at one of those places,
+# so a long text is only tried there (about one place per sentence).
+AT_SENTENCE_START: Final = frozenset({"creative_writing", "homework", "image_generation"})
+_SENTENCE_MARK: Final = re.compile(r"[.!?]")
 
 
 def off_topic_kind(text: str | NormalizedText) -> str | None:
@@ -107,13 +119,33 @@ def off_topic_kind(text: str | NormalizedText) -> str | None:
     for (kind, pattern), gate, words, reach in zip(
         OFF_TOPIC_KINDS, _GATES, _WORDS, _REACH, strict=True
     ):
-        # The word gate (words every match must contain) spares most texts the regex, and
-        # a long text is only read near those words.
-        if not gate_passes(gate, tokens):
-            continue
-        if len(folded) <= _SHORT or not words:
-            if pattern.search(folded):
-                return kind
-        elif search_near(pattern, folded, words & tokens, reach):
+        # The word gate (words every match must contain) spares most texts the regex.
+        if gate_passes(gate, tokens) and _found(
+            kind, pattern, folded, tokens=tokens, words=words, reach=reach
+        ):
             return kind
     return None
+
+
+def _found(
+    kind: str,
+    pattern: re.Pattern[str],
+    folded: str,
+    *,
+    tokens: frozenset[str],
+    words: frozenset[str],
+    reach: int,
+) -> bool:
+    """Whether `pattern` matches `folded`; a long text is only read at sentence starts (see
+    `AT_SENTENCE_START`) or near the gate's words."""
+    if len(folded) <= _SHORT or (not words and kind not in AT_SENTENCE_START):
+        return pattern.search(folded) is not None
+    if kind in AT_SENTENCE_START:
+        return any(pattern.match(folded, start) for start in _sentence_starts(folded))
+    return search_near(pattern, folded, words & tokens, reach) is not None
+
+
+@lru_cache(maxsize=8)
+def _sentence_starts(text: str) -> tuple[int, ...]:
+    """Where a match of a `_REQUEST` pattern can start: 0 and every ".", "!" or "?"."""
+    return (0, *(mark.start() for mark in _SENTENCE_MARK.finditer(text)))
