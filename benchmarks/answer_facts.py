@@ -52,26 +52,40 @@ async def run_cases(root: Path) -> tuple[list[FactResult], dict[str, str]]:
     return results, titles
 
 
-async def main() -> None:
-    """Ask every question once and print the shares."""
+def _share(results: list[FactResult]) -> str:
+    quoted = sum(result.quoted for result in results)
+    total = len(results)
+    return f"{quoted}/{total} ({quoted / total:.0%})" if total else "0/0"
+
+
+async def main() -> int:
+    """Ask every question once, print the shares; 1 when the whole table is below the goal."""
     with tempfile.TemporaryDirectory() as tmp:
         results, titles = await run_cases(Path(tmp))
+    tuned = [result for result in results if not result.case.held_out]
+    held_out = [result for result in results if result.case.held_out]
     quoted = sum(result.quoted for result in results)
     right_page = sum(1 for result in results if result.cited[:1] == (titles[result.case.page],))
     refused = sum(1 for result in results if not result.cited)
     total = len(results)
-    print(f"fact quoted:                  {quoted}/{total} ({quoted / total:.0%}, goal {GOAL:.0%})")
+    print(f"fact quoted:                  {_share(results)}, goal {GOAL:.0%}")
+    print(f"  tuning cases:               {_share(tuned)}")
+    print(f"  held-out cases:             {_share(held_out)}")
     print(f"first source is the expected page: {right_page}/{total}")
     print(f"answers without a source (refused): {refused}/{total}")
     for result in results:
         if result.quoted and "-v" not in sys.argv:
             continue
         mark = "ok  " if result.quoted else "MISS"
-        print(f"\n{mark} {result.case.id}: {result.case.question} (expects {result.case.page})")
+        split = " [held out]" if result.case.held_out else ""
+        print(
+            f"\n{mark} {result.case.id}{split}: {result.case.question} (expects {result.case.page})"
+        )
         if result.missing:
             print(f"     missing: {', '.join(result.missing)}")
         print("     " + result.answer.replace("\n", "\n     "))
+    return 0 if quoted >= GOAL * total else 1
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    sys.exit(asyncio.run(main()))

@@ -1,7 +1,9 @@
 """Does the answer quote the fact? Question/fact pairs over docs/ and the check for one answer.
 
 `evals/cases/answer_facts.json` holds questions a newcomer asks about Lore, each with the
-page of `docs/` that answers it and the facts the answer must quote. A fact is a list of
+page of `docs/` that answers it and the facts the answer must quote. The cases marked
+`held_out` were written before the answerer was tuned on the others and are never tuned on:
+they measure how well the selection rules carry over to questions nobody looked at. A fact is a list of
 alternatives (any one will do); every fact of a case must be in the answer. Matching is
 case-insensitive and ignores Markdown code marks and runs of white space, so a fact reads
 as the docs do. `ask` runs one question as a whole chat turn through the `Bot` service,
@@ -37,6 +39,7 @@ class FactCase(BaseModel):
     question: str = Field(min_length=1)
     page: str = Field(pattern=r"^[a-z-]+\.md$")
     facts: tuple[tuple[str, ...], ...] = Field(min_length=1)
+    held_out: bool = False
 
 
 @dataclass(frozen=True, slots=True)
