@@ -48,7 +48,7 @@ Ingest = Callable[["Source"], Awaitable["IngestResult"]]
 
 
 def _configure_logging(settings: Settings, *, to_file: bool = False) -> None:
-    """Log to stderr; `to_file` (the terminal chat at a terminal): to DATA_DIR/logs instead."""
+    """Log to stderr; `to_file` (the terminal chat watched at a terminal): to DATA_DIR/logs."""
     if to_file:
         from adapters.console import print_above_prompt
         from bot.chat_logs import log_to_file
@@ -70,14 +70,16 @@ def _run(
     on stderr (see `bot.cli_errors`).
 
     `operator`: the person at the terminal acts as an owner (maintenance commands).
-    `chat`: the work runs the terminal chat; at a terminal, logs go to a file."""
+    `chat`: the work runs the terminal chat; when a person watches it (stdin or stderr is a
+    terminal, as with `printf ... | make run`), logs go to a file."""
     from bot.app import open_lore
     from bot.settings import load_settings
 
     with reported_errors():
         settings = load_settings()
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        _configure_logging(settings, to_file=chat and sys.stdin.isatty())
+        watched = sys.stdin.isatty() or sys.stderr.isatty()
+        _configure_logging(settings, to_file=chat and watched)
 
     async def go() -> T:
         async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
@@ -94,13 +96,21 @@ async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
     return await bot.local_member(LOCAL_OWNER, user, create=create)
 
 
-async def ingest_folder(ingest: Ingest, folder: Path, *, shared: bool, quiet: bool) -> int:
-    """Ingest every supported file under `folder`; return how many failed."""
+async def ingest_folder(
+    ingest: Ingest,
+    folder: Path,
+    *,
+    shared: bool,
+    lines: bool = True,
+    description: str = "Ingesting",
+) -> int:
+    """Ingest every supported file under `folder` with a progress bar on stderr; return how
+    many were refused (see `bot.control.operations.ingest_folder`)."""
     from bot.control import operations
     from bot.control.output import TerminalOutput
 
     return await operations.ingest_folder(
-        ingest, folder, TerminalOutput(), shared=shared, quiet=quiet
+        ingest, folder, TerminalOutput(), shared=shared, lines=lines, description=description
     )
 
 
@@ -191,14 +201,24 @@ def chat() -> None:
 
 
 async def _load_sample(lore: Lore) -> None:
+    """Load SAMPLE_DOCS_DIR into the shared knowledge: a progress bar, no line per file."""
+    from bot.errors import IngestRefusedError
     from graphs.ingest.state import chunks_text
 
     sample = lore.settings.sample_docs_dir
     if sample is None or not await asyncio.to_thread(sample.is_dir):
         return
-    failures = await ingest_folder(
-        lore.bot.maintenance.load_shared, sample, shared=True, quiet=True
-    )
+    try:
+        failures = await ingest_folder(
+            lore.bot.maintenance.load_shared,
+            sample,
+            shared=True,
+            lines=False,
+            description="Loading the sample docs",
+        )
+    except IngestRefusedError as exc:  # a sample folder with nothing Lore reads
+        typer.echo(str(exc), err=True)
+        return
     counts = await lore.bot.maintenance.stats()
     typer.echo(
         f"Knowledge base: {counts.shared_documents} shared documents, "

@@ -2,12 +2,13 @@
 
 `evals/cases/answer_facts.json` holds questions a newcomer asks about Lore, each with the
 page of `docs/` that answers it and the facts the answer must quote. The cases marked
-`held_out` were written before the answerer was tuned on the others and are never tuned on:
-they measure how well the selection rules carry over to questions nobody looked at. A fact is a list of
-alternatives (any one will do); every fact of a case must be in the answer. Matching is
-case-insensitive and ignores Markdown code marks and runs of white space, so a fact reads
-as the docs do. `ask` runs one question as a whole chat turn through the `Bot` service,
-the way an edge does, and returns the final answer and the cited titles.
+`held_out` were written before the answerer was tuned on the others and are never tuned
+on: they measure how well the selection rules carry over to questions nobody looked at.
+A fact is a list of alternatives (any one will do); every fact of a case must be in the
+answer. Matching is case-insensitive and ignores Markdown code marks and runs of white
+space, so a fact reads as the docs do. `ask` runs one question as a whole chat turn
+through the `Bot` service, the way an edge does, and returns the final answer and the
+cited titles.
 """
 
 from __future__ import annotations

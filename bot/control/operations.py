@@ -19,7 +19,12 @@ from typing import Any
 from bot.control.output import Output
 from bot.errors import IngestRefusedError, LoreError, UsageError
 from bot.events import Identity
-from bot.ingest_requests import files_under, looks_like_url
+from bot.ingest_requests import (
+    folder_contents,
+    looks_like_url,
+    nothing_to_ingest,
+    other_file_lines,
+)
 from bot.people import LOCAL_OWNER
 from bot.replies import plain_text
 from bot.service import Bot
@@ -112,34 +117,40 @@ async def ingest_folder(
     out: Output,
     *,
     shared: bool,
-    quiet: bool,
+    lines: bool = True,
+    description: str = "Ingesting",
     shown: Path | None = None,
 ) -> int:
-    """Ingest every supported file under `folder`; return how many failed.
+    """Ingest every supported file under `folder` with a progress bar; return how many were
+    refused. `lines`: a line per saved file (a refusal and a file of another type always
+    get theirs). `IngestRefusedError` when the folder holds no file Lore reads.
 
     Paths in messages are `shown` (the folder as the person typed it) joined with each
     file's place under `folder`."""
-    files = await asyncio.to_thread(files_under, folder)
+    contents = await asyncio.to_thread(folder_contents, folder)
+
+    def named(path: Path) -> Path:
+        return path if shown is None else shown / path.relative_to(folder)
+
+    for line in other_file_lines(named(path) for path in contents.others):
+        out.echo(line, err=True)
+    if not contents.files:
+        raise IngestRefusedError(nothing_to_ingest(folder if shown is None else shown))
     failures = 0
-    bar = not quiet and bool(files)
-    if bar:
-        out.progress(len(files), "Ingesting")
+    out.progress(len(contents.files), description)
     try:
-        for path in files:
+        for path in contents.files:
             try:
                 result = await ingest(Source(path=path))
             except IngestRefusedError as exc:
                 failures += 1
-                named = path if shown is None else shown / path.relative_to(folder)
-                out.echo(f"Skipped {named}: {exc}", err=True)
+                out.echo(f"Skipped {named(path)}: {exc}", err=True)
             else:
-                if not quiet:
+                if lines:
                     out.echo(describe(result, shared=shared))
-            if bar:
-                out.advance()
+            out.advance()
     finally:
-        if bar:
-            out.progress_end()
+        out.progress_end()
     return failures
 
 
@@ -157,7 +168,7 @@ async def ingest(call: Call) -> int:
     typed = await asyncio.to_thread(Path(source).expanduser)
     path = Path(call.args.text("cwd")) / typed
     if await asyncio.to_thread(path.is_dir):
-        failures = await ingest_folder(one, path, call.out, shared=shared, quiet=False, shown=typed)
+        failures = await ingest_folder(one, path, call.out, shared=shared, shown=typed)
         return 1 if failures else 0
     call.out.echo(describe(await one(Source(path=path)), shared=shared))
     return 0
