@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -163,6 +164,29 @@ def test_run_loads_the_sample_knowledge_base_and_chats_on_piped_input(workdir: P
     assert "[to the owner] Message from You: Bay 12 is flooded." in result.stdout
     assert "Approved." in result.stdout
     assert "of $1.00" in result.stdout
+
+
+def test_an_approval_left_waiting_when_piped_input_ends_is_decided_in_a_later_chat(
+    workdir: Path,
+) -> None:
+    first = lore(workdir, "chat", stdin="tell the owner that bay 12 is flooded\n/budget\n")
+    assert first.returncode == 0, first.stderr
+    waiting = re.search(r"It waits for an owner: /approve (\S+) or /reject \1\.", first.stdout)
+    assert waiting is not None, first.stdout
+    approval = waiting.group(1)
+    assert "of $1.00" in first.stdout  # the next line was a command, not an answer
+    assert "Approved." not in first.stdout
+    assert "Rejected" not in first.stdout
+    assert "Message from You" not in first.stdout  # nothing was sent yet
+
+    later = lore(workdir, "chat", stdin=f"/approvals\n/approve {approval}\n/approvals\n")
+    assert later.returncode == 0, later.stderr
+    listed, decided = later.stdout.split(f"/approve {approval}  or  /reject {approval}", 1)
+    assert "Send you this message: “Bay 12 is flooded.”" in listed  # it was still waiting
+    assert "[to the owner] Message from You: Bay 12 is flooded." in decided
+    assert "Your message was delivered to the owner: “Bay 12 is flooded.”" in decided
+    assert "Approved." in decided
+    assert decided.rstrip().endswith("No requests are waiting.")
 
 
 def _run_with_stderr_at_a_terminal(workdir: Path, stdin: str) -> tuple[int, str, str]:

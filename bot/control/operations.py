@@ -4,7 +4,8 @@ both print the same lines and end with the same exit code.
 
 A command is one entry in `OPERATIONS`: its function takes a `Call` and returns the exit
 code. Arguments arrive as JSON (`Args` reads them typed); paths are resolved against the
-caller's working directory (`cwd`), since the bot's differs.
+caller's working directory (`cwd`), since the bot's differs. A question for the person
+(`lore delete`'s y/N) goes through `Output.confirm`, so it is asked at the CLI's terminal.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.backups import describe_backup
 from bot.control.output import Output
+from bot.control.protocol import ELSEWHERE_EXIT
+from bot.deletion import NO_TERMINAL, NOT_DELETED, deletion_question
 from bot.errors import IngestRefusedError, LoreError, UsageError
 from bot.events import Identity
 from bot.ingest_requests import (
@@ -32,7 +36,16 @@ from bot.sources import Source, saved_message
 from graphs.ingest.state import IngestResult, chunks_text
 from graphs.retrieval import RetrievedPassage
 
-__all__ = ["OPERATIONS", "Args", "Call", "Operation", "describe", "ingest_folder", "perform"]
+__all__ = [
+    "OPERATIONS",
+    "Args",
+    "Call",
+    "Operation",
+    "describe",
+    "folder_anchor",
+    "ingest_folder",
+    "perform",
+]
 
 Ingest = Callable[[Source], Awaitable[IngestResult]]
 
@@ -215,9 +228,60 @@ async def stats(call: Call) -> int:
     return 0
 
 
+async def delete(call: Call) -> int:
+    """`lore delete HANDLE [--user NAME] [--yes]`: asks y/N at the caller's terminal first."""
+    who = await _acting_as(call.bot, call.args.optional_text("user"), create=False)
+    document = await call.bot.document(who, call.args.text("handle"))
+    if not call.args.flag("yes"):
+        answer = await call.out.confirm(deletion_question(document))
+        if answer is None:
+            call.out.echo(NO_TERMINAL, err=True)
+            return 1
+        if not answer:
+            call.out.echo(NOT_DELETED)
+            return 1
+    title = await call.bot.delete_document(who, document.id)
+    call.out.echo(f"Deleted {title} ({document.handle}).")
+    return 0
+
+
+def folder_anchor(target: Path) -> dict[str, Any]:
+    """The nearest folder of `target` that exists, and its device and inode: the bot checks
+    it sees the same folder there (blocking)."""
+    anchor = next(folder for folder in (target, *target.parents) if folder.exists())
+    found = anchor.stat()
+    return {"anchor": str(anchor), "device": found.st_dev, "inode": found.st_ino}
+
+
+def _sees(args: Args) -> bool:
+    """Whether this process sees the caller's anchor folder as the caller does."""
+    try:
+        found = Path(args.text("anchor")).stat()
+    except OSError:
+        return False
+    high = 2**63
+    device, inode = args.number("device", low=0, high=high), args.number("inode", low=0, high=high)
+    return (found.st_dev, found.st_ino) == (device, inode)
+
+
+async def backup(call: Call) -> int:
+    """`lore backup PATH`: a consistent snapshot by the process that holds the stores (the
+    vectors included when it holds the embedded engine's shards)."""
+    target = Path(call.args.text("path"))
+    if not target.is_absolute():
+        raise UsageError("The control request needs 'path' as an absolute path.")
+    if not await asyncio.to_thread(_sees, call.args):
+        return ELSEWHERE_EXIT  # another container: the CLI copies beside the bot instead
+    manifest = await call.bot.maintenance.backup(target)
+    call.out.echo(describe_backup(target, manifest))
+    return 0
+
+
 OPERATIONS: dict[str, Operation] = {
     "ingest": ingest,
     "search": search,
     "reindex": reindex,
     "stats": stats,
+    "delete": delete,
+    "backup": backup,
 }
