@@ -24,7 +24,19 @@ from bot.errors import LoreError
 from bot.events import ChatRef, CitationEvent, Identity, TurnDone
 from bot.service import Bot
 
-__all__ = ["FactCase", "FactResult", "ask", "load_fact_cases", "missing_facts"]
+__all__ = [
+    "GOAL",
+    "FactCase",
+    "FactResult",
+    "ask",
+    "ask_table",
+    "load_fact_cases",
+    "missing_facts",
+    "quoted_share",
+]
+
+#: The share of the whole table whose facts must be quoted (tests/test_answer_facts.py).
+GOAL = 0.90
 
 
 class FactCaseError(LoreError):
@@ -102,3 +114,15 @@ async def ask(bot: Bot, identity: Identity, case: FactCase, *, chat_id: str) -> 
         cited=tuple(citation.title for citation in citations),
         missing=missing_facts(case, answer),
     )
+
+
+async def ask_table(bot: Bot, identity: Identity) -> list[FactResult]:
+    """Ask every case of the table, each in a fresh chat of its own."""
+    return [
+        await ask(bot, identity, case, chat_id=f"facts-{case.id}") for case in load_fact_cases()
+    ]
+
+
+def quoted_share(results: Sequence[FactResult]) -> float:
+    """The share of `results` that quote every fact of their case (0 for none)."""
+    return sum(result.quoted for result in results) / len(results) if results else 0.0
