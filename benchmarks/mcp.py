@@ -76,7 +76,7 @@ async def run(count: int, limit: int) -> None:
         )
         async with open_lore(settings) as lore:
             await ingest_folder(
-                lore.bot.maintenance.load_shared, ROOT / "docs", shared=True, quiet=True
+                lore.bot.maintenance.load_shared, ROOT / "docs", shared=True, lines=False
             )
             stats = await lore.bot.maintenance.stats()
             print(f"{stats.shared_documents} shared documents, {stats.chunks} chunks")

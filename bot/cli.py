@@ -19,15 +19,13 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 import typer
 
 from bot.cli_errors import reported_errors, run_program, set_debug
-from bot.errors import LoreError
 from bot.library_output import route_library_output
 from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
 
 if TYPE_CHECKING:
     from bot.app import Lore
-    from bot.events import Identity
-    from bot.service import Bot
+    from bot.control.output import Output
     from bot.settings import Settings
     from bot.sources import Source
     from graphs.ingest.state import IngestResult
@@ -48,7 +46,7 @@ Ingest = Callable[["Source"], Awaitable["IngestResult"]]
 
 
 def _configure_logging(settings: Settings, *, to_file: bool = False) -> None:
-    """Log to stderr; `to_file` (the terminal chat at a terminal): to DATA_DIR/logs instead."""
+    """Log to stderr; `to_file` (the terminal chat watched at a terminal): to DATA_DIR/logs."""
     if to_file:
         from adapters.console import print_above_prompt
         from bot.chat_logs import log_to_file
@@ -70,14 +68,16 @@ def _run(
     on stderr (see `bot.cli_errors`).
 
     `operator`: the person at the terminal acts as an owner (maintenance commands).
-    `chat`: the work runs the terminal chat; at a terminal, logs go to a file."""
+    `chat`: the work runs the terminal chat; when a person watches it (stdin or stderr is a
+    terminal, as with `printf ... | make run`), logs go to a file."""
     from bot.app import open_lore
     from bot.settings import load_settings
 
     with reported_errors():
         settings = load_settings()
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        _configure_logging(settings, to_file=chat and sys.stdin.isatty())
+        watched = sys.stdin.isatty() or sys.stderr.isatty()
+        _configure_logging(settings, to_file=chat and watched)
 
     async def go() -> T:
         async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
@@ -87,50 +87,66 @@ def _run(
         return asyncio.run(go())
 
 
-async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
-    """The terminal owner, or the local member `user` they act for."""
-    if user is None:
-        return LOCAL_OWNER
-    return await bot.local_member(LOCAL_OWNER, user, create=create)
-
-
-async def ingest_folder(ingest: Ingest, folder: Path, *, shared: bool, quiet: bool) -> int:
-    """Ingest every supported file under `folder`; return how many failed."""
+async def ingest_folder(
+    ingest: Ingest,
+    folder: Path,
+    *,
+    shared: bool,
+    lines: bool = True,
+    description: str = "Ingesting",
+) -> int:
+    """Ingest every supported file under `folder` with a progress bar on stderr; return how
+    many were refused (see `bot.control.operations.ingest_folder`)."""
     from bot.control import operations
     from bot.control.output import TerminalOutput
 
     return await operations.ingest_folder(
-        ingest, folder, TerminalOutput(), shared=shared, quiet=quiet
+        ingest, folder, TerminalOutput(), shared=shared, lines=lines, description=description
     )
 
 
-def _perform(op: str, **args: object) -> None:
-    """Run store command `op` in the running bot (over its control socket) when one holds
-    the data directory, else with this process's own store; the same lines and exit code."""
-    from bot.control import operations
-    from bot.control.client import connect
-    from bot.control.output import TerminalOutput
+def _data_dir() -> Path:
     from bot.settings import load_settings
 
     with reported_errors():
-        data_dir = load_settings().data_dir
-    out = TerminalOutput()
+        return load_settings().data_dir
 
-    async def in_the_bot() -> int | None:
+
+def _in_the_bot(data_dir: Path, op: str, args: dict[str, object], out: Output) -> int | None:
+    """Run store command `op` in the running bot over its control socket; its exit code, or
+    None when no bot listens on `data_dir`."""
+    from bot.control.client import connect
+
+    async def send() -> int | None:
         connection = await connect(data_dir)
         if connection is None:
             return None
         async with connection:
             return await connection.run(op, args, out)
 
-    code = asyncio.run(in_the_bot())
+    return asyncio.run(send())
+
+
+def _here(op: str, args: dict[str, object], out: Output) -> int:
+    """Run store command `op` with this process's own store; its exit code."""
+    from bot.control import operations
+
+    async def work(lore: Lore) -> int:
+        call = operations.Call(lore.bot, out, operations.Args(args), alone=True)
+        return await operations.perform(op, call)
+
+    return _run(work)
+
+
+def _perform(op: str, **args: object) -> None:
+    """Run store command `op` in the running bot (over its control socket) when one holds
+    the data directory, else with this process's own store; the same lines and exit code."""
+    from bot.control.output import TerminalOutput
+
+    out = TerminalOutput()
+    code = _in_the_bot(_data_dir(), op, args, out)
     if code is None:
-
-        async def here(lore: Lore) -> int:
-            call = operations.Call(lore.bot, out, operations.Args(args), alone=True)
-            return await operations.perform(op, call)
-
-        code = _run(here)
+        code = _here(op, args, out)
     if code:
         raise typer.Exit(code)
 
@@ -191,14 +207,24 @@ def chat() -> None:
 
 
 async def _load_sample(lore: Lore) -> None:
+    """Load SAMPLE_DOCS_DIR into the shared knowledge: a progress bar, no line per file."""
+    from bot.errors import IngestRefusedError
     from graphs.ingest.state import chunks_text
 
     sample = lore.settings.sample_docs_dir
     if sample is None or not await asyncio.to_thread(sample.is_dir):
         return
-    failures = await ingest_folder(
-        lore.bot.maintenance.load_shared, sample, shared=True, quiet=True
-    )
+    try:
+        failures = await ingest_folder(
+            lore.bot.maintenance.load_shared,
+            sample,
+            shared=True,
+            lines=False,
+            description="Loading the sample docs",
+        )
+    except IngestRefusedError as exc:  # a sample folder with nothing Lore reads
+        typer.echo(str(exc), err=True)
+        return
     counts = await lore.bot.maintenance.stats()
     typer.echo(
         f"Knowledge base: {counts.shared_documents} shared documents, "
@@ -286,66 +312,11 @@ def eval_suites(
 
     The run never touches DATA_DIR: it loads its own fixture knowledge into a temporary
     directory, uses the configured model (LLM_*), and removes the directory afterwards."""
-    from bot.settings import SettingsError, load_settings
-    from evals.hermetic import hermetic_lore
-    from evals.runner import (
-        SUITES,
-        CaseResult,
-        EvalSetupError,
-        case_report,
-        load_cases_file,
-        load_suite,
-        run_suite,
-        suite_report,
-    )
-    from graphs.llm.offline import MODEL_NAME
-    from storage.evals import EvalRepository
-    from storage.incidents import IncidentRepository
+    from bot.eval_command import run_evaluation
 
-    names = SUITES if suite == "all" else (suite,)
-    try:
-        if cases is not None and suite == "all":
-            raise EvalSetupError("--cases runs one suite: name it with --suite.")
-        suites = {
-            name: load_suite(name) if cases is None else load_cases_file(name, cases)
-            for name in names
-        }
-        operator = load_settings()
-    except (LoreError, SettingsError) as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(2) from None
-    _configure_logging(operator)
-    provider = operator.llm_model if operator.llm_base_url else MODEL_NAME
-
-    async def work() -> bool:
-        passed = True
-        async with hermetic_lore(operator) as lore:
-            for name, suite_cases in suites.items():
-
-                def show(case: CaseResult, suite_name: str = name) -> None:
-                    typer.echo(case_report(suite_name, case))
-
-                result = await run_suite(
-                    lore.bot,
-                    name,
-                    suite_cases,
-                    provider_name=provider,
-                    repository=EvalRepository(lore.database),
-                    owner=LOCAL_OWNER,
-                    incidents=IncidentRepository(lore.database),
-                    on_case=show,
-                )
-                typer.echo(suite_report(result, provider))
-                passed = passed and result.passed_gate
-        return passed
-
-    try:
-        all_passed = asyncio.run(work())
-    except LoreError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(1) from None
-    if not all_passed:
-        raise typer.Exit(1)
+    code = run_evaluation(suite, cases)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.callback()
@@ -378,19 +349,7 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete one document everywhere: its rows, chunks, vectors and original."""
-    from bot.deletion import confirm_deletion
-
-    async def work(lore: Lore) -> bool:
-        who = await _acting_as(lore.bot, user, create=False)
-        document = await lore.bot.document(who, handle)
-        if not yes and not await confirm_deletion(document):
-            return False
-        title = await lore.bot.delete_document(who, document.id)
-        typer.echo(f"Deleted {title} ({document.handle}).")
-        return True
-
-    if not _run(work):
-        raise typer.Exit(1)
+    _perform("delete", handle=handle, user=user, yes=yes)
 
 
 def _settings() -> Settings:
@@ -407,27 +366,40 @@ def backup(
     path: Annotated[Path, typer.Argument(help="A new or empty folder for the backup.")],
 ) -> None:
     """Write a consistent snapshot of the data directory, also while the bot runs."""
-    from bot.app.core import backup_layout
-    from bot.app.models import utc_now
-    from bot.backups import back_up_from_outside, describe_backup
+    from bot.control import operations
+    from bot.control.output import TerminalOutput
+    from bot.control.protocol import ELSEWHERE_EXIT
     from storage.data_lock import held_elsewhere
 
     target = path.expanduser().absolute()
     settings = _settings()
-    if held_elsewhere(settings.data_dir):  # the running bot: copy beside it
-        outside = back_up_from_outside(backup_layout(settings), target, utc_now())
-        try:
-            manifest = asyncio.run(outside)
-        except LoreError as exc:
-            typer.echo(str(exc), err=True)
-            raise typer.Exit(1) from None
-        typer.echo(describe_backup(target, manifest))
+    out = TerminalOutput()
+    args: dict[str, object] = {"path": str(target), **operations.folder_anchor(target)}
+    code = _in_the_bot(settings.data_dir, "backup", args, out)
+    if code == ELSEWHERE_EXIT:
+        typer.echo(
+            f"The running bot does not see {target} (it runs in another container): "
+            "copying beside it, without the vectors.",
+            err=True,
+        )
+    if code == ELSEWHERE_EXIT or (code is None and held_elsewhere(settings.data_dir)):
+        _back_up_beside_the_bot(settings, target)  # a bot without a control socket
         return
+    if code is None:
+        code = _here("backup", args, out)
+    if code:
+        raise typer.Exit(code)
 
-    async def work(lore: Lore) -> str:
-        return describe_backup(target, await lore.bot.maintenance.backup(target))
 
-    typer.echo(_run(work))
+def _back_up_beside_the_bot(settings: Settings, target: Path) -> None:
+    """Copy the databases and originals beside the process that holds them (no vectors)."""
+    from bot.app.core import backup_layout
+    from bot.app.models import utc_now
+    from bot.backups import back_up_from_outside, describe_backup
+
+    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
+        manifest = asyncio.run(back_up_from_outside(backup_layout(settings), target, utc_now()))
+    typer.echo(describe_backup(target, manifest))
 
 
 @app.command()
@@ -441,11 +413,8 @@ def restore(
 
     source = path.expanduser().absolute()
     settings = _settings()
-    try:
+    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
         report = asyncio.run(restore_into(backup_layout(settings), source, force=force))
-    except LoreError as exc:
-        typer.echo(str(exc), err=True)
-        raise typer.Exit(1) from None
 
     async def work(lore: Lore) -> str:
         finished = await lore.bot.maintenance.finish_restore(reembed=report.reembed)

@@ -11,7 +11,10 @@ import pytest
 
 from bot.app import Lore, open_lore
 from bot.settings import Settings, load_settings
+from tests.control_cli import running_bot
 from tests.fakes.openai_server import FakeOpenAI
+
+__all__ = ["running_bot"]  # `lore run` beside which CLI commands are tested (tests/control_cli.py)
 
 LOOPBACK = IPv4Address("127.0.0.1")
 

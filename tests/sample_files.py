@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 
 import docx
@@ -10,6 +11,7 @@ import pypdf
 
 __all__ = [
     "blank_pdf_bytes",
+    "broken_pdf_bytes",
     "build_text_pdf",
     "build_zip",
     "docx_bytes",
@@ -95,3 +97,9 @@ def docx_bytes(title: str, sections: list[tuple[str, str]]) -> bytes:
 def zip_bomb_docx_bytes() -> bytes:
     """A tiny .docx whose document.xml would inflate to 50 MB."""
     return build_zip({"[Content_Types].xml": b"<Types/>", "word/document.xml": b"\0" * 50_000_000})
+
+
+def broken_pdf_bytes() -> bytes:
+    """A PDF whose startxref pointer is off: pypdf reads it, logging a warning."""
+    data = pdf_bytes(["The kettle is descaled on Mondays."], title="Kitchen")
+    return re.sub(rb"startxref\s+(\d+)", lambda m: b"startxref\n%d" % (int(m.group(1)) + 7), data)

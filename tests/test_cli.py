@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import re
+import struct
 import subprocess
 import sys
+import termios
+import threading
 from pathlib import Path
 
 import pytest
 
 from storage.data_lock import DataDirLock
+from tests.sample_files import broken_pdf_bytes
 
 LORE = Path(sys.executable).parent / "lore"
 # Each test runs several `lore` processes, each loading the model: minutes on a busy box.
@@ -51,7 +58,12 @@ def test_ingest_a_folder_then_search_and_stats(workdir: Path) -> None:
     assert ingested.returncode == 0, ingested.stderr
     assert "Saved: Office wifi (1 chunk)" in ingested.stdout
     assert "Saved: Parking: visitors park in bay 12 behind the bakery." in ingested.stdout
-    assert "ignored" not in ingested.stdout + ingested.stderr
+    # A file of another type is named, with the types Lore reads; it is no failure.
+    assert (
+        "Skipped notes/ignored.bin: Lore does not read .bin files (it reads .md, .markdown, "
+        ".mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx)."
+    ) in ingested.stderr
+    assert "ignored" not in ingested.stdout
 
     again = lore(workdir, "ingest", "notes/wifi.md", "--shared")
     assert "Already saved: Office wifi" in again.stdout
@@ -65,6 +77,34 @@ def test_ingest_a_folder_then_search_and_stats(workdir: Path) -> None:
     stats = lore(workdir, "stats")
     assert "shared documents: 2" in stats.stdout
     assert "pending chunks: 0" in stats.stdout
+
+
+def test_a_folder_with_nothing_to_read_says_so_and_which_types_lore_reads(workdir: Path) -> None:
+    (workdir / "empty").mkdir()
+    hidden = workdir / "only-others" / ".git"
+    hidden.mkdir(parents=True)
+    (hidden / "notes.md").write_text("# Hidden\n\nNot for Lore.\n")
+    (workdir / "only-others" / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    (workdir / "only-others" / "Makefile").write_text("all:\n")
+
+    empty = lore(workdir, "ingest", "empty", "--shared")
+    assert empty.returncode == 1
+    assert empty.stdout == ""
+    assert empty.stderr.strip() == (
+        "There is nothing to ingest in empty: it holds no file Lore reads (.md, .markdown, "
+        ".mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx; hidden files are "
+        "left out)."
+    )
+    others = lore(workdir, "ingest", "only-others")
+    assert others.returncode == 1
+    lines = others.stderr.strip().splitlines()
+    assert [line.split(" (it reads")[0] for line in lines[:2]] == [
+        "Skipped only-others/Makefile: Lore does not read files without an extension",
+        "Skipped only-others/photo.jpg: Lore does not read .jpg files",
+    ]
+    assert lines[2].startswith("There is nothing to ingest in only-others: ")
+    assert ".git" not in others.stderr  # hidden files are left out silently
+    assert "shared documents: 0\nprivate documents: 0" in lore(workdir, "stats").stdout
 
 
 def test_private_notes_belong_to_their_user(workdir: Path) -> None:
@@ -124,3 +164,80 @@ def test_run_loads_the_sample_knowledge_base_and_chats_on_piped_input(workdir: P
     assert "[to the owner] Message from You: Bay 12 is flooded." in result.stdout
     assert "Approved." in result.stdout
     assert "of $1.00" in result.stdout
+
+
+def test_an_approval_left_waiting_when_piped_input_ends_is_decided_in_a_later_chat(
+    workdir: Path,
+) -> None:
+    first = lore(workdir, "chat", stdin="tell the owner that bay 12 is flooded\n/budget\n")
+    assert first.returncode == 0, first.stderr
+    waiting = re.search(r"It waits for an owner: /approve (\S+) or /reject \1\.", first.stdout)
+    assert waiting is not None, first.stdout
+    approval = waiting.group(1)
+    assert "of $1.00" in first.stdout  # the next line was a command, not an answer
+    assert "Approved." not in first.stdout
+    assert "Rejected" not in first.stdout
+    assert "Message from You" not in first.stdout  # nothing was sent yet
+
+    later = lore(workdir, "chat", stdin=f"/approvals\n/approve {approval}\n/approvals\n")
+    assert later.returncode == 0, later.stderr
+    listed, decided = later.stdout.split(f"/approve {approval}  or  /reject {approval}", 1)
+    assert "Send you this message: “Bay 12 is flooded.”" in listed  # it was still waiting
+    assert "[to the owner] Message from You: Bay 12 is flooded." in decided
+    assert "Your message was delivered to the owner: “Bay 12 is flooded.”" in decided
+    assert "Approved." in decided
+    assert decided.rstrip().endswith("No requests are waiting.")
+
+
+def _run_with_stderr_at_a_terminal(workdir: Path, stdin: str) -> tuple[int, str, str]:
+    """`lore run` with piped input and stdout, its stderr a pseudo-terminal (as in `make
+    run`): exit code, stdout, and what the terminal showed."""
+    controller, terminal = os.openpty()
+    # A terminal of 24 rows and 100 columns: a fresh pty has none, and tqdm draws nothing.
+    fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    shown: list[bytes] = []
+
+    def read_terminal() -> None:
+        while True:
+            try:
+                data = os.read(controller, 4096)
+            except OSError:  # the child closed the terminal
+                return
+            if not data:
+                return
+            shown.append(data)
+
+    reader = threading.Thread(target=read_terminal)
+    reader.start()
+    try:
+        process = subprocess.Popen(  # noqa: S603 - our own console script
+            [str(LORE), "run"],
+            cwd=workdir,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=terminal,
+            text=True,
+        )
+        os.close(terminal)
+        out, _ = process.communicate(stdin, timeout=240)
+    finally:
+        reader.join(timeout=30)
+        os.close(controller)
+    return process.returncode, out, b"".join(shown).decode(errors="replace")
+
+
+def test_the_sample_docs_load_with_a_bar_and_no_line_per_file(workdir: Path) -> None:
+    (workdir / "notes" / "kitchen.pdf").write_bytes(broken_pdf_bytes())  # pypdf warns on it
+    with (workdir / ".env").open("a") as env:
+        env.write("SAMPLE_DOCS_DIR=notes\nLOG_LEVEL=INFO\n")
+    code, out, terminal = _run_with_stderr_at_a_terminal(workdir, "where do visitors park?\n")
+    assert code == 0, terminal
+    assert "Loading the sample docs: 100%" in terminal
+    assert "3/3" in terminal
+    assert "Skipped notes/ignored.bin: Lore does not read .bin files" in terminal
+    assert "startxref" not in terminal  # the library's warning stays off the screen
+    assert " INFO " not in terminal  # a person watches: the log goes to its file
+    assert "Logs go to " in out
+    assert "Saved" not in out + terminal
+    assert "Knowledge base: 3 shared documents" in out
+    assert "bay 12 behind the bakery" in out.split("Lore is ready", 1)[1]

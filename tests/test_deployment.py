@@ -137,6 +137,33 @@ def test_compose_runs_headless_on_the_data_volume_with_a_healthcheck() -> None:
     assert "ports" not in lore
 
 
+def test_compose_restarts_lore_after_a_reboot_and_the_docs_say_how_a_start_up_loop_ends() -> None:
+    lore = yaml.safe_load((ROOT / "compose.yaml").read_text("utf-8"))["services"]["lore"]
+    # Only these two start a container again when the Docker daemon starts (a reboot).
+    assert lore["restart"] in {"always", "unless-stopped"}
+    deploy = " ".join((ROOT / "docs" / "deploy.md").read_text("utf-8").split())
+    loop = deploy.split("## When Lore cannot start: the restart loop and how to end it", 1)[1]
+    loop = loop.split("## ", 1)[0]
+    assert f"`restart: {lore['restart']}`" in loop
+    assert "exit status 2" in loop  # no chat edge configured
+    assert "`Restarting (2)`" in loop
+    assert "`docker compose up -d`" in loop
+    assert "`docker compose stop lore`" in loop
+
+
+def test_env_example_says_each_thing_once() -> None:
+    """No comment block above a setting repeats a sentence (a merge once doubled one)."""
+    blocks: list[list[str]] = [[]]
+    for line in (ROOT / ".env.example").read_text("utf-8").splitlines():
+        if line.startswith("#"):
+            blocks[-1].append(" ".join(line.lstrip("# ").split()[:4]))
+        elif blocks[-1]:
+            blocks.append([])
+    for block in blocks:
+        starts = [start for start in block if len(start.split()) == 4]
+        assert len(starts) == len(set(starts)), block
+
+
 def docker_unavailable() -> str | None:
     """Why the smoke test cannot run here, or None when a Docker daemon answers."""
     if DOCKER is None:

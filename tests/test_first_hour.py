@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import logging
-import re
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,11 +15,11 @@ import pytest
 from adapters.console import ConsoleChat
 from bot.app import Lore
 from bot.errors import IngestRefusedError
-from bot.ingest_requests import sources_for
+from bot.ingest_requests import plan_ingest
 from bot.library_output import LibraryChatterFilter, route_library_output
 from bot.sources import chunks_text
 from tests.chat_turns import OWNER, remember
-from tests.sample_files import pdf_bytes
+from tests.sample_files import broken_pdf_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,7 +45,7 @@ async def test_a_one_chunk_note_is_reported_as_one_chunk(lore: Lore) -> None:
 async def test_a_link_with_another_scheme_is_refused_as_a_link_not_a_missing_file(
     lore: Lore, source: str
 ) -> None:
-    [request] = await sources_for(source)
+    [request] = (await plan_ingest(source)).sources
     assert request.url == source
     assert request.path is None
     with pytest.raises(IngestRefusedError) as refused:
@@ -58,7 +57,7 @@ async def test_a_link_with_another_scheme_is_refused_as_a_link_not_a_missing_fil
 async def test_a_path_is_still_a_path(tmp_path: Path) -> None:
     note = tmp_path / "notes.md"
     note.write_text("# Notes\n\nThe kettle is descaled on Mondays.\n")
-    [request] = await sources_for(str(note))
+    [request] = (await plan_ingest(str(note))).sources
     assert (request.path, request.url) == (note, None)
 
 
@@ -91,12 +90,6 @@ def handlers(tmp_path: Path) -> Iterator[tuple[Terminal, Path, io.StringIO]]:
     logging.captureWarnings(False)
 
 
-def broken_pdf() -> bytes:
-    """A PDF whose startxref pointer is off: pypdf reads it, logging a warning."""
-    data = pdf_bytes(["The kettle is descaled on Mondays."], title="Kitchen")
-    return re.sub(rb"startxref\s+(\d+)", lambda m: b"startxref\n%d" % (int(m.group(1)) + 7), data)
-
-
 def read_pdf(data: bytes) -> str:
     """The text of a PDF as pypdf reads it (the library that Lore's extraction uses)."""
     return "".join(page.extract_text() for page in pypdf.PdfReader(io.BytesIO(data)).pages)
@@ -107,7 +100,7 @@ def test_library_warnings_reach_the_log_but_not_the_terminal(
 ) -> None:
     terminal, log_file, piped = handlers
     route_library_output(level="INFO")
-    text = read_pdf(broken_pdf())
+    text = read_pdf(broken_pdf_bytes())
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         warnings.warn("a library is unhappy", UserWarning, stacklevel=1)
@@ -131,7 +124,7 @@ def test_at_debug_the_terminal_shows_everything(
 ) -> None:
     terminal, _, _ = handlers
     route_library_output(level="DEBUG")
-    read_pdf(broken_pdf())
+    read_pdf(broken_pdf_bytes())
     assert "startxref" in terminal.getvalue()
     assert not any(
         isinstance(f, LibraryChatterFilter) for h in logging.getLogger().handlers for f in h.filters
@@ -159,3 +152,41 @@ async def test_a_folder_ingest_in_the_terminal_chat_goes_on_after_a_refused_file
     ingesting = " ".join((ROOT / "docs" / "ingesting.md").read_text("utf-8").split())
     assert "a folder ingest stops at the refused file" not in ingesting
     assert "for a refused file and goes on with the others" in ingesting
+
+
+async def test_a_folder_ingest_in_the_terminal_chat_counts_its_files_and_names_the_others(
+    lore: Lore, tmp_path: Path
+) -> None:
+    folder = tmp_path / "handbook"
+    (folder / ".git").mkdir(parents=True)
+    (folder / ".git" / "notes.md").write_text("# Hidden\n\nNot for Lore.\n")
+    (folder / "kitchen.md").write_text("# Kitchen\n\nThe kettle is descaled on Mondays.\n")
+    (folder / "printer.txt").write_text("The printer takes TN-2420 toner.\n")
+    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    shown: list[str] = []
+
+    async def no_input(_prompt: str) -> str | None:
+        return None
+
+    chat = ConsoleChat(lore.bot, read_line=no_input, write=shown.append, interactive=False)
+    await chat.handle(f"/ingest --shared {folder}")
+    lines = "".join(shown).splitlines()
+    assert lines[0] == (
+        f"Skipped {folder / 'photo.jpg'}: Lore does not read .jpg files (it reads .md, "
+        ".markdown, .mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx)."
+    )
+    assert lines[1].startswith("1/2 ✅ Saved: Kitchen (1 chunk)")
+    assert lines[2].startswith("2/2 ✅ Saved: The printer takes TN-2420 toner.")
+    assert lines[3] == "Done: 2 saved, 1 skipped."
+    assert "Hidden" not in "".join(shown)
+
+    shown.clear()
+    await chat.handle(f"/ingest {empty}")
+    assert "".join(shown).strip() == (
+        f"There is nothing to ingest in {empty}: it holds no file Lore reads (.md, .markdown, "
+        ".mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx; hidden files are "
+        "left out)."
+    )
+    assert (await lore.bot.maintenance.stats()).shared_documents == 2

@@ -80,6 +80,8 @@ def test_words_inside_a_link_do_not_make_a_sentence_relevant() -> None:
         ("What is the default daily budget?", AnswerKind.NUMBER),
         ("Where are the originals kept?", AnswerKind.PLACE),
         ("How do I add a document?", AnswerKind.ACTION),
+        ("Which values can SEARCH_MODE take?", AnswerKind.CHOICE),
+        ("Which log levels can LOG_LEVEL take?", AnswerKind.CHOICE),
         ("Why is my PDF refused?", AnswerKind.ANY),
     ],
 )
@@ -101,3 +103,58 @@ def test_a_passage_outside_the_margin_is_quoted_when_it_holds_more_of_the_questi
     assert "default 1.0" in answer.text
     assert "[2]" in answer.text
     assert "[3]" not in answer.text  # below the margin and no better a match
+
+
+def test_a_fourth_passage_in_the_margin_leads_when_its_quote_answers_best() -> None:
+    near = [
+        source(1, "Removing a document: use /forget with its handle.", 0.55),
+        source(2, "The reindex job repairs the vector store.", 0.52),
+        source(3, "Every command opens the data directory.", 0.51),
+        source(4, "Deleting DATA_DIR while Lore is stopped resets Lore completely.", 0.49),
+    ]
+    answer = search_answer(
+        "How do I reset Lore completely?", near, threshold=0.3, group_note=False, min_coverage=0.25
+    )
+    assert answer is not None  # its words count for coverage too: no refusal
+    assert answer.text.startswith("From \u201cDoc 4\u201d: \u201cDeleting DATA_DIR")
+
+
+def test_the_prose_annotating_a_code_line_counts_in_full() -> None:
+    layout = (
+        "```\nlore.sqlite3        the metadata database\n"
+        "qdrant/private/     embedded shard for all private notes\n```"
+    )
+    prose = "Their vectors live in the private collection of the embedded engine."
+    question = "Where does the embedded shard for private notes live?"
+    answer = search_answer(
+        question, [source(1, prose, 0.40), source(2, layout, 0.39)], threshold=0.3, group_note=False
+    )
+    assert answer is not None
+    assert answer.text.startswith("From \u201cDoc 2\u201d: \u201c`qdrant/private/")
+    # A bare code line (no annotation) is still an example, worth half.
+    bare = "```\nqdrant/private/embedded/shard/notes\n```"
+    answer = search_answer(
+        question, [source(1, prose, 0.40), source(2, bare, 0.39)], threshold=0.3, group_note=False
+    )
+    assert answer is not None
+    assert answer.text.startswith("From \u201cDoc 1\u201d")
+
+
+def test_a_question_for_a_choice_gets_the_quote_that_lists_the_values() -> None:
+    section = "## LOG_LEVEL: what Lore logs\n\n`LOG_LEVEL` (default `INFO`) sets the log level."
+    table = (
+        "| setting | default | meaning |\n|---|---|---|\n"
+        "| `LOG_LEVEL` | `INFO` | log level: `DEBUG`, `INFO`, `WARNING` or `ERROR` |"
+    )
+    passages = [source(1, section, 0.55), source(2, table, 0.31)]
+    answer = search_answer(
+        "Which log levels can LOG_LEVEL take?", passages, threshold=0.3, group_note=False
+    )
+    assert answer is not None
+    assert answer.text.startswith("From \u201cDoc 1\u201d (LOG_LEVEL: what Lore logs)")
+    assert "`DEBUG`, `INFO`, `WARNING` or `ERROR`" in answer.text
+    assert "[2]" in answer.text
+    # Asked otherwise, the section's own answer is enough.
+    answer = search_answer("What does LOG_LEVEL set?", passages, threshold=0.3, group_note=False)
+    assert answer is not None
+    assert "[2]" not in answer.text

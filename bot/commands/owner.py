@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bot.commands.registry import Access, Command, CommandCall, Place
 from bot.errors import IngestRefusedError, NotFoundError, UsageError
-from bot.ingest_requests import sources_for
+from bot.ingest_requests import plan_ingest
 from bot.knowledge import looks_like_handle
 from bot.replies import Message, Reply, Span, bold, italic, link, plain, plain_text, rich
 from bot.sources import note, saved_message
@@ -15,21 +15,26 @@ __all__ = ["OWNER_COMMANDS"]
 
 async def _ingest(call: CommandCall) -> Reply:
     """Local files, folders or URLs into the caller's private notes (or, with --shared, the
-    shared knowledge); a refused file is reported and the folder goes on."""
+    shared knowledge). In a folder each file's line starts with its place ("3/12"), a file of
+    another type is named as skipped, and a refused file is reported and the folder goes on."""
     shared = "--shared" in call.words
     names = [word for word in call.words if word != "--shared"]
     if len(names) != 1:
         raise UsageError(f"Usage: {call.spell('ingest')} [--shared] PATH|URL")
-    saved = skipped = 0
-    for source in await sources_for(names[0]):
+    plan = await plan_ingest(names[0])
+    for line in plan.skipped:
+        call.report(line)
+    saved, skipped, total = 0, plan.left_out, len(plan.sources)
+    for number, source in enumerate(plan.sources, start=1):
+        step = f"{number}/{total} " if plan.folder else ""
         try:
             result = await call.services.knowledge.ingest(call.identity, source, shared=shared)
         except IngestRefusedError as exc:
             skipped += 1
-            call.report(f"Skipped {source.path or source.url}: {exc}")
+            call.report(f"{step}Skipped {source.path or source.url}: {exc}")
             continue
         saved += 1
-        call.report(plain_text(saved_message(result, shared=shared).body))
+        call.report(step + plain_text(saved_message(result, shared=shared).body))
     return Message(rich(f"Done: {saved} saved, {skipped} skipped."))
 
 

@@ -1,5 +1,6 @@
 """The CLI's side of the control socket: reach the bot holding a data directory, send it one
-command, and play the frames it streams back into an `Output`."""
+command, and play the frames it streams back into an `Output`; a question the command asks
+(`lore delete`'s y/N) is asked here, at the CLI's terminal, and answered back."""
 
 from __future__ import annotations
 
@@ -59,9 +60,18 @@ class Connection:
             except (asyncio.LimitOverrunError, ValueError, ProtocolError):
                 out.echo("The bot sent an answer this command cannot read.", err=True)
                 return 1
+            if frame.get("kind") == "confirm":
+                await self._answer(out, str(frame.get("text", "")))
+                continue
             code = _play_frame(frame, out)
             if code is not None:
                 return code
+
+    async def _answer(self, out: Output, question: str) -> None:
+        """Ask the bot's question here, at this terminal, and send the answer back."""
+        answer = await out.confirm(question)
+        self._writer.write(encode({"answer": answer}))
+        await self._writer.drain()
 
 
 def _play_frame(frame: dict[str, Any], out: Output) -> int | None:

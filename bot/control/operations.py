@@ -4,7 +4,8 @@ both print the same lines and end with the same exit code.
 
 A command is one entry in `OPERATIONS`: its function takes a `Call` and returns the exit
 code. Arguments arrive as JSON (`Args` reads them typed); paths are resolved against the
-caller's working directory (`cwd`), since the bot's differs.
+caller's working directory (`cwd`), since the bot's differs. A question for the person
+(`lore delete`'s y/N) goes through `Output.confirm`, so it is asked at the CLI's terminal.
 """
 
 from __future__ import annotations
@@ -16,10 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.backups import describe_backup
 from bot.control.output import Output
+from bot.control.protocol import ELSEWHERE_EXIT
+from bot.deletion import NO_TERMINAL, NOT_DELETED, deletion_question
 from bot.errors import IngestRefusedError, LoreError, UsageError
 from bot.events import Identity
-from bot.ingest_requests import files_under, looks_like_url
+from bot.ingest_requests import (
+    folder_contents,
+    looks_like_url,
+    nothing_to_ingest,
+    other_file_lines,
+)
 from bot.people import LOCAL_OWNER
 from bot.replies import plain_text
 from bot.service import Bot
@@ -27,7 +36,16 @@ from bot.sources import Source, saved_message
 from graphs.ingest.state import IngestResult, chunks_text
 from graphs.retrieval import RetrievedPassage
 
-__all__ = ["OPERATIONS", "Args", "Call", "Operation", "describe", "ingest_folder", "perform"]
+__all__ = [
+    "OPERATIONS",
+    "Args",
+    "Call",
+    "Operation",
+    "describe",
+    "folder_anchor",
+    "ingest_folder",
+    "perform",
+]
 
 Ingest = Callable[[Source], Awaitable[IngestResult]]
 
@@ -112,34 +130,40 @@ async def ingest_folder(
     out: Output,
     *,
     shared: bool,
-    quiet: bool,
+    lines: bool = True,
+    description: str = "Ingesting",
     shown: Path | None = None,
 ) -> int:
-    """Ingest every supported file under `folder`; return how many failed.
+    """Ingest every supported file under `folder` with a progress bar; return how many were
+    refused. `lines`: a line per saved file (a refusal and a file of another type always
+    get theirs). `IngestRefusedError` when the folder holds no file Lore reads.
 
     Paths in messages are `shown` (the folder as the person typed it) joined with each
     file's place under `folder`."""
-    files = await asyncio.to_thread(files_under, folder)
+    contents = await asyncio.to_thread(folder_contents, folder)
+
+    def named(path: Path) -> Path:
+        return path if shown is None else shown / path.relative_to(folder)
+
+    for line in other_file_lines(named(path) for path in contents.others):
+        out.echo(line, err=True)
+    if not contents.files:
+        raise IngestRefusedError(nothing_to_ingest(folder if shown is None else shown))
     failures = 0
-    bar = not quiet and bool(files)
-    if bar:
-        out.progress(len(files), "Ingesting")
+    out.progress(len(contents.files), description)
     try:
-        for path in files:
+        for path in contents.files:
             try:
                 result = await ingest(Source(path=path))
             except IngestRefusedError as exc:
                 failures += 1
-                named = path if shown is None else shown / path.relative_to(folder)
-                out.echo(f"Skipped {named}: {exc}", err=True)
+                out.echo(f"Skipped {named(path)}: {exc}", err=True)
             else:
-                if not quiet:
+                if lines:
                     out.echo(describe(result, shared=shared))
-            if bar:
-                out.advance()
+            out.advance()
     finally:
-        if bar:
-            out.progress_end()
+        out.progress_end()
     return failures
 
 
@@ -157,7 +181,7 @@ async def ingest(call: Call) -> int:
     typed = await asyncio.to_thread(Path(source).expanduser)
     path = Path(call.args.text("cwd")) / typed
     if await asyncio.to_thread(path.is_dir):
-        failures = await ingest_folder(one, path, call.out, shared=shared, quiet=False, shown=typed)
+        failures = await ingest_folder(one, path, call.out, shared=shared, shown=typed)
         return 1 if failures else 0
     call.out.echo(describe(await one(Source(path=path)), shared=shared))
     return 0
@@ -204,9 +228,60 @@ async def stats(call: Call) -> int:
     return 0
 
 
+async def delete(call: Call) -> int:
+    """`lore delete HANDLE [--user NAME] [--yes]`: asks y/N at the caller's terminal first."""
+    who = await _acting_as(call.bot, call.args.optional_text("user"), create=False)
+    document = await call.bot.document(who, call.args.text("handle"))
+    if not call.args.flag("yes"):
+        answer = await call.out.confirm(deletion_question(document))
+        if answer is None:
+            call.out.echo(NO_TERMINAL, err=True)
+            return 1
+        if not answer:
+            call.out.echo(NOT_DELETED)
+            return 1
+    title = await call.bot.delete_document(who, document.id)
+    call.out.echo(f"Deleted {title} ({document.handle}).")
+    return 0
+
+
+def folder_anchor(target: Path) -> dict[str, Any]:
+    """The nearest folder of `target` that exists, and its device and inode: the bot checks
+    it sees the same folder there (blocking)."""
+    anchor = next(folder for folder in (target, *target.parents) if folder.exists())
+    found = anchor.stat()
+    return {"anchor": str(anchor), "device": found.st_dev, "inode": found.st_ino}
+
+
+def _sees(args: Args) -> bool:
+    """Whether this process sees the caller's anchor folder as the caller does."""
+    try:
+        found = Path(args.text("anchor")).stat()
+    except OSError:
+        return False
+    high = 2**63
+    device, inode = args.number("device", low=0, high=high), args.number("inode", low=0, high=high)
+    return (found.st_dev, found.st_ino) == (device, inode)
+
+
+async def backup(call: Call) -> int:
+    """`lore backup PATH`: a consistent snapshot by the process that holds the stores (the
+    vectors included when it holds the embedded engine's shards)."""
+    target = Path(call.args.text("path"))
+    if not target.is_absolute():
+        raise UsageError("The control request needs 'path' as an absolute path.")
+    if not await asyncio.to_thread(_sees, call.args):
+        return ELSEWHERE_EXIT  # another container: the CLI copies beside the bot instead
+    manifest = await call.bot.maintenance.backup(target)
+    call.out.echo(describe_backup(target, manifest))
+    return 0
+
+
 OPERATIONS: dict[str, Operation] = {
     "ingest": ingest,
     "search": search,
     "reindex": reindex,
     "stats": stats,
+    "delete": delete,
+    "backup": backup,
 }

@@ -1,5 +1,6 @@
 """Where a command's output goes: `Output` is the sink its body writes to; `TerminalOutput`
-prints to this process's stdout and stderr, with a progress bar for folder ingests.
+prints to this process's stdout and stderr, with a progress bar for folder ingests, and
+asks its yes/no questions at this process's terminal.
 
 The bot's control server writes the same calls as frames to the socket, and the CLI plays
 them into a `TerminalOutput`: a command prints the same lines wherever it runs.
@@ -7,9 +8,11 @@ them into a `TerminalOutput`: a command prints the same lines wherever it runs.
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from typing import Any, Protocol
 
+import click
 import typer
 from tqdm import tqdm
 
@@ -30,6 +33,9 @@ class Output(Protocol):
 
     def progress_end(self) -> None:
         """The bar is finished."""
+
+    async def confirm(self, question: str) -> bool | None:
+        """Ask the person at the command's terminal; None when there is no terminal."""
 
 
 class TerminalOutput:
@@ -60,3 +66,13 @@ class TerminalOutput:
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+    async def confirm(self, question: str) -> bool | None:
+        """y/N at this terminal (no, when the input ends); None without a terminal."""
+        if not sys.stdin.isatty():
+            return None
+        self.progress_end()
+        try:
+            return await asyncio.to_thread(typer.confirm, question, default=False)
+        except click.Abort:
+            return False

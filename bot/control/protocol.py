@@ -2,8 +2,12 @@
 
 The CLI sends one request, `{"op": NAME, "args": {...}}`; the bot answers with a stream of
 frames, each `{"kind": ...}`: `out` and `err` (a line for stdout or stderr), `progress`,
-`advance` and `progress_end` (a folder ingest's bar), and last `exit` with the exit code.
-A request that cannot be read gets an `err` frame and `exit` 2.
+`advance` and `progress_end` (a folder ingest's bar), `confirm` (a yes/no question for the
+person at the CLI's terminal, who answers with one line `{"answer": true|false|null}`, null
+when there is no terminal to ask at), and last `exit` with the exit code. A request that
+cannot be read gets an `err` frame and `exit` 2. Exit code `ELSEWHERE_EXIT` never reaches
+the person: the bot does not see the folder the CLI named (it runs in another container),
+and the CLI does the work beside it instead.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
+    "ELSEWHERE_EXIT",
     "MAX_FRAME_BYTES",
     "SOCKET_NAME",
     "ProtocolError",
@@ -25,6 +30,7 @@ __all__ = [
 ]
 
 MAX_FRAME_BYTES = 64 * 1024
+ELSEWHERE_EXIT = 3
 SOCKET_NAME = "control.sock"
 
 

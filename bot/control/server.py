@@ -4,9 +4,11 @@ while a bot holds the data directory, and runs each CLI command it receives.
 Requests are trusted because only the bot's own user can reach them: the socket file is
 created owner-only (0600, bound inside a fresh 0700 directory, then renamed into place) and
 each connection's peer uid (SO_PEERCRED) must equal the bot's. The command runs as the local
-owner (`terminal_operator`), like the CLI's own; commands run one at a time (`health` never
-waits). A socket file left by a crashed bot is replaced: whoever holds the data directory
-lock is the only one who may serve it. Where no socket can be made, the bot runs without.
+owner (`terminal_operator`), like the CLI's own; commands run one at a time (`health` and
+`backup`, which waits for no ingest to be half-way by itself, never wait). A question for
+the person (`confirm`) goes to the CLI, whose answer comes back on the same connection. A
+socket file left by a crashed bot is replaced: whoever holds the data directory lock is the
+only one who may serve it. Where no socket can be made, the bot runs without.
 """
 
 from __future__ import annotations
@@ -25,13 +27,13 @@ from types import TracebackType
 from typing import Any, Self
 
 from bot.control.operations import Args, Call, perform
-from bot.control.protocol import MAX_FRAME_BYTES, ProtocolError, encode, parse_request
+from bot.control.protocol import MAX_FRAME_BYTES, ProtocolError, decode, encode, parse_request
 from bot.control.protocol import socket_path as control_socket_path
 from bot.control.socket_paths import reachable
 from bot.people import terminal_operator
 from bot.service import Bot
 
-__all__ = ["HEALTH", "ControlServer", "StreamOutput"]
+__all__ = ["HEALTH", "UNQUEUED", "ControlServer", "StreamOutput"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +41,17 @@ HEALTH = "health"
 _PEERCRED = struct.Struct("3i")  # pid, uid, gid
 
 
+#: Commands that run at once, beside another one (never "Waiting for the bot...").
+UNQUEUED = frozenset({"backup"})
+
+
 class StreamOutput:
-    """An `Output` that sends each call as a frame to the CLI (dropped once it has gone)."""
+    """An `Output` that sends each call as a frame to the CLI (dropped once it has gone);
+    `replies` holds the lines the CLI sends back (answers to `confirm`)."""
 
     def __init__(self, writer: asyncio.StreamWriter) -> None:
         self._writer = writer
+        self.replies: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
 
     def send(self, frame: dict[str, Any]) -> None:
         """Queue one frame."""
@@ -65,6 +73,23 @@ class StreamOutput:
     def progress_end(self) -> None:
         """The bar is done."""
         self.send({"kind": "progress_end"})
+
+    async def confirm(self, question: str) -> bool | None:
+        """Ask the person at the CLI's terminal; their answer (None: no terminal there)."""
+        self.send({"kind": "confirm", "text": question})
+        await self._writer.drain()
+        answer = (await self.replies.get()).get("answer")
+        return answer if isinstance(answer, bool) else None
+
+
+async def _listen(reader: asyncio.StreamReader, replies: asyncio.Queue[dict[str, Any]]) -> None:
+    """Pass the CLI's lines to `replies` until it goes away (end of input, or garbage)."""
+    while True:
+        try:
+            line = await reader.readuntil(b"\n")
+            replies.put_nowait(decode(line))
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ProtocolError):
+            return
 
 
 def _peer_uid(writer: asyncio.StreamWriter) -> int | None:
@@ -198,17 +223,21 @@ class ControlServer:
         if request.op == HEALTH:
             out.echo(self._health())
             return 0
+        call = Call(bot=self._bot, out=out, args=Args(request.args), alone=False)
+        if request.op in UNQUEUED:
+            return await self._until_gone(reader, request.op, call, out)
         if self._one_at_a_time.locked():
             out.echo("Waiting for the bot to finish another command...", err=True)
         async with self._one_at_a_time:
-            call = Call(bot=self._bot, out=out, args=Args(request.args), alone=False)
-            return await self._until_gone(reader, request.op, call)
+            return await self._until_gone(reader, request.op, call, out)
 
-    async def _until_gone(self, reader: asyncio.StreamReader, op: str, call: Call) -> int:
+    async def _until_gone(
+        self, reader: asyncio.StreamReader, op: str, call: Call, out: StreamOutput
+    ) -> int:
         """Run the command; cancel it if the CLI goes away (Ctrl-C) before it ends."""
         with terminal_operator():
             work = asyncio.create_task(perform(op, call))
-        gone = asyncio.create_task(reader.read(1))
+        gone = asyncio.create_task(_listen(reader, out.replies))
         try:
             await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
         finally:

@@ -41,7 +41,14 @@ from graphs.ingest.errors import (
 )
 from graphs.ingest.html_hidden import drop_hidden_elements
 
-__all__ = ["SUPPORTED_EXTENSIONS", "ExtractedText", "SourceFormat", "detect_format", "extract_text"]
+__all__ = [
+    "SUPPORTED_EXTENSIONS",
+    "SUPPORTED_SUFFIXES",
+    "ExtractedText",
+    "SourceFormat",
+    "detect_format",
+    "extract_text",
+]
 
 
 class SourceFormat(StrEnum):
@@ -72,6 +79,8 @@ _EXTENSIONS: dict[str, SourceFormat] = {
     ".docx": SourceFormat.DOCX,
 }
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(_EXTENSIONS)
+#: The same, in the order a person reads them (grouped by format).
+SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(_EXTENSIONS)
 _DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _CONTENT_TYPES: dict[str, SourceFormat] = {
     **dict.fromkeys(("text/markdown", "text/x-markdown"), SourceFormat.MARKDOWN),

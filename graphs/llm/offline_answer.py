@@ -2,12 +2,15 @@
 
 Passages below the relevance threshold never reach an answer, nor do passages that hold
 too little of the question's content words (`coverage`, the "near miss" gate); with
-nothing left the answer is a recognisable refusal (`is_refusal`). Otherwise the top
-passages (within `MARGIN` of the best relevance, plus any other passage above the
-threshold whose quote matches the question clearly better; at most `MAX_PASSAGES`)
-each give the one or two sentences that best match the question
-(`graphs.llm.offline_quotes`), quoted verbatim apart from Markdown markers, with the
-document title and "[ref]".
+nothing left the answer is a recognisable refusal (`is_refusal`). Relevance chooses the
+candidates: every passage within `MARGIN` of the best relevance, plus any other passage
+above the threshold whose quote matches the question clearly better. How well each one's
+quote matches the question then chooses which lead and which are quoted (at most
+`MAX_PASSAGES`), so a passage ranked fourth by cosine but holding the question's words
+is not cut before its quote is read. A question that asks for a number or a choice among
+values gets a quote holding one when the others hold none. Each quoted passage gives the
+one or two sentences that best match the question (`graphs.llm.offline_quotes`), quoted
+verbatim apart from Markdown markers, with the document title and "[ref]".
 Approval outcomes and tool errors become short confirmations or apologies.
 """
 
@@ -20,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphs.llm.data_blocks import unwrap_data
+from graphs.llm.offline_cues import AnswerKind, answer_kind, looks_like
 from graphs.llm.offline_quotes import Sentence, content_stems, join_quote, pick_sentences
 from graphs.llm.types import ChatMessage
 
@@ -268,27 +272,50 @@ def coverage(question: str, passages: Sequence[Source]) -> float:
     return len(wanted & found) / len(wanted)
 
 
-def _picks(
-    question: str, best: Sequence[Source], above: Sequence[Source]
-) -> list[tuple[list[Sentence], float, Source]]:
+Pick = tuple[list[Sentence], float, Source]
+
+
+def _picks(question: str, best: Sequence[Source], above: Sequence[Source]) -> list[Pick]:
     """The quotes of the `best` passages, and of any other passage `above` the threshold
     whose quote scores at least one more than all of theirs (it holds a word of the
-    question they lack), best quote first; at most `MAX_PASSAGES`."""
+    question they lack), best quote first; at most `MAX_PASSAGES`. When the question asks
+    for a number or a choice among values that none of these quotes holds, the best
+    other quote that holds one comes too (`_of_the_kind`)."""
 
-    def pick(passage: Source) -> tuple[list[Sentence], float, Source]:
+    def pick(passage: Source) -> Pick:
         section = passage.section.rsplit(" > ", 1)[-1]
         return (*pick_sentences(question, passage.text, section=section), passage)
 
     picks = [pick(p) for p in best]
     bar = max((score for _, score, _ in picks), default=0.0)
     chosen = {p.ref for p in best}
-    picks.extend(
-        candidate
-        for candidate in map(pick, (p for p in above if p.ref not in chosen and p.text.strip()))
-        if candidate[1] >= bar + 1
-    )
+    others = [pick(p) for p in above if p.ref not in chosen and p.text.strip()]
+    picks.extend(candidate for candidate in others if candidate[1] >= bar + 1)
     picks.sort(key=lambda item: (-item[1], -item[2].relevance, item[2].ref))
-    return picks[:MAX_PASSAGES]
+    kept = picks[:MAX_PASSAGES]
+    extra = _of_the_kind(answer_kind(question), kept, [*picks[MAX_PASSAGES:], *others])
+    if extra is not None:  # it takes the last place when every place is taken
+        kept = [*kept[: MAX_PASSAGES - 1], extra] if len(kept) == MAX_PASSAGES else [*kept, extra]
+    return kept
+
+
+#: Kinds of answer whose shape is unmistakable (a digit; `a`, `b` or `c`): a quote without
+#: one does not answer the question. A place or a command is too loose a shape to insist on.
+_INSISTED = frozenset({AnswerKind.NUMBER, AnswerKind.CHOICE})
+
+
+def _of_the_kind(kind: AnswerKind, kept: Sequence[Pick], rest: Sequence[Pick]) -> Pick | None:
+    """The best quote of `rest` that holds an answer of `kind` and may follow the leading
+    quote (it scores at least 1 and a third of the leader's), when no `kept` quote does."""
+
+    def holds(item: Pick) -> bool:
+        return any(looks_like(kind, sentence.text) for sentence in item[0])
+
+    if kind not in _INSISTED or not kept or any(map(holds, kept)):
+        return None
+    lead = kept[0][1]
+    fitting = [item for item in rest if holds(item) and item[1] >= 1 and item[1] * 3 >= lead]
+    return max(fitting, key=lambda item: (item[1], item[2].relevance), default=None)
 
 
 def _best_passages(passages: Sequence[Source], threshold: float) -> list[Source]:
@@ -299,7 +326,7 @@ def _best_passages(passages: Sequence[Source], threshold: float) -> list[Source]
     if not ranked:
         return []
     floor = ranked[0].relevance - MARGIN
-    return [p for p in ranked if p.relevance >= floor][:MAX_PASSAGES]
+    return [p for p in ranked if p.relevance >= floor]
 
 
 def _lead(passage: Source, sentence: Sentence, *, first: bool, seen: bool) -> str:

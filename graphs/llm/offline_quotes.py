@@ -71,6 +71,9 @@ _POINTER = re.compile(
     r"|^see\b",
     re.IGNORECASE,
 )
+#: A code line that annotates what it shows: "qdrant/private/   embedded shard for ..." or
+#: "lore stats   # counts" (two spaces or more, then at least three words of prose).
+_ANNOTATED = re.compile(r"^\S.*?\s{2,}(?:#\s*)?(?P<note>[A-Za-z][\w'-]*(?:\s+\S+){2,})\s*$")
 #: Longest quoted sentence; longer ones are cut at a word boundary.
 _MAX_SENTENCE = 320
 #: An opening sentence at least this long is quoted alone.
@@ -87,12 +90,13 @@ def pick_sentences(question: str, text: str, *, section: str = "") -> tuple[list
     """The 1-2 sentences of `text` that best answer `question`, in reading order, and a score.
 
     Each sentence scores the distinct question stems it holds outside links (half for a
-    code line, an example rather than a statement), plus half of those its heading holds (`section`,
-    the heading the passage starts under, for the sentences before its first own
-    heading), plus a bonus for the kind of answer the question asks for (a number, a
-    place, a command: `graphs.llm.offline_cues`; it only ranks, the runner-up rule below
-    ignores it), less one for "This page ..." sentences that only point elsewhere;
-    earlier sentences win ties. The opening sentence of a
+    code line, an example rather than a statement, unless they are in the prose that
+    annotates it: "qdrant/private/   embedded shard for ..."), plus half of those its
+    heading holds (`section`, the heading the passage starts under, for the sentences
+    before its first own heading), plus a bonus for the kind of answer the question asks
+    for (a number, a place, a command, a choice: `graphs.llm.offline_cues`; it only
+    ranks, the runner-up rule below ignores it), less one for "This page ..." sentences
+    that only point elsewhere; earlier sentences win ties. The opening sentence of a
     section whose heading holds at least two thirds of the question's stems (an FAQ
     entry, a section named after the question) also scores those stems again, and one
     more when the heading holds them all; when it wins and is short, the sentence after
@@ -167,13 +171,24 @@ def _with_lists(chosen: list[Sentence], sentences: Sequence[Sentence]) -> list[S
     ]
 
 
+def _own_stems(sentence: Sentence, wanted: set[str]) -> float:
+    """The question stems a unit holds: a code line's count half (an example, not a
+    statement), except the words of its annotation (a listing's "path   what it is")."""
+    text = _URL.sub(" ", sentence.text)
+    if not sentence.code:
+        return len(wanted.intersection(content_stems(text)))
+    annotated = _ANNOTATED.match(text.strip("`"))
+    said = set(content_stems(annotated["note"])) if annotated else set()
+    return len(wanted & said) + len(wanted.intersection(content_stems(text)) - said) / 2
+
+
 def _score(sentence: Sentence, wanted: set[str]) -> float:
-    own = len(wanted.intersection(content_stems(_URL.sub(" ", sentence.text))))
+    own = _own_stems(sentence, wanted)
     heading = _heading_stems(sentence, wanted)
     # Opening a section named after the question: its stems count again, all of them more.
     opening = heading + (heading == len(wanted)) if _answers_section(sentence, wanted) else 0
     pointer = 1 if _POINTER.match(sentence.text) else 0
-    return own * (0.5 if sentence.code else 1.0) + heading / 2 + opening - pointer
+    return own + heading / 2 + opening - pointer
 
 
 def split_sentences(text: str, *, heading: str = "") -> list[Sentence]:
