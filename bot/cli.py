@@ -79,12 +79,26 @@ def _run(
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
         _configure_logging(settings, to_file=chat and sys.stdin.isatty())
 
+    if chat:
+        _say_when_the_model_is_built(settings)
+
     async def go() -> T:
         async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
             return await work(lore)
 
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
         return asyncio.run(go())
+
+
+def _say_when_the_model_is_built(settings: Settings) -> None:
+    """The terminal chat logs to a file: say on screen why the first start pauses."""
+    from bot.app.stored_model import with_stored_model
+    from storage.model_files import is_assembled
+
+    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
+        key = with_stored_model(settings).embedding_model
+        if not is_assembled(settings.models_dir, key):
+            typer.echo(f"Preparing the embedding model {key} (once, about 10 s)…", err=True)
 
 
 async def _acting_as(bot: Bot, user: str | None, *, create: bool) -> Identity:
@@ -409,13 +423,16 @@ def backup(
     """Write a consistent snapshot of the data directory, also while the bot runs."""
     from bot.app.core import backup_layout
     from bot.app.models import utc_now
+    from bot.app.stored_model import with_stored_model
     from bot.backups import back_up_from_outside, describe_backup
     from storage.data_lock import held_elsewhere
 
     target = path.expanduser().absolute()
     settings = _settings()
     if held_elsewhere(settings.data_dir):  # the running bot: copy beside it
-        outside = back_up_from_outside(backup_layout(settings), target, utc_now())
+        outside = back_up_from_outside(
+            backup_layout(with_stored_model(settings)), target, utc_now()
+        )
         try:
             manifest = asyncio.run(outside)
         except LoreError as exc:
@@ -437,12 +454,15 @@ def restore(
 ) -> None:
     """Bring a backup back into an empty DATA_DIR (the bot must be stopped)."""
     from bot.app.core import backup_layout
+    from bot.app.stored_model import with_stored_model
     from bot.backups import describe_restore, restore_into
 
     source = path.expanduser().absolute()
     settings = _settings()
     try:
-        report = asyncio.run(restore_into(backup_layout(settings), source, force=force))
+        report = asyncio.run(
+            restore_into(backup_layout(with_stored_model(settings)), source, force=force)
+        )
     except LoreError as exc:
         typer.echo(str(exc), err=True)
         raise typer.Exit(1) from None
