@@ -29,7 +29,7 @@ COPY evals ./evals
 
 RUN pip install -c constraints.txt . \
     && python -c "import asyncio, pathlib; from storage.model_files import ensure_model_dir, model_choice; \
-asyncio.run(ensure_model_dir(pathlib.Path('/opt/lore/models'), model_choice('minilm-l6-int8')))" \
+asyncio.run(ensure_model_dir(pathlib.Path('/opt/lore/models'), model_choice('minilm-l6-int8-local')))" \
     && mkdir -p /data && chown lore:lore /data
 
 USER lore

@@ -79,12 +79,26 @@ def _run(
         watched = sys.stdin.isatty() or sys.stderr.isatty()
         _configure_logging(settings, to_file=chat and watched)
 
+    if chat:
+        _say_when_the_model_is_built(settings)
+
     async def go() -> T:
         async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
             return await work(lore)
 
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
         return asyncio.run(go())
+
+
+def _say_when_the_model_is_built(settings: Settings) -> None:
+    """The terminal chat logs to a file: say on screen why the first start pauses."""
+    from bot.app.stored_model import with_stored_model
+    from storage.model_files import is_assembled
+
+    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
+        key = with_stored_model(settings).embedding_model
+        if not is_assembled(settings.models_dir, key):
+            typer.echo(f"Preparing the embedding model {key} (once, about 10 s)…", err=True)
 
 
 async def ingest_folder(
@@ -395,10 +409,13 @@ def _back_up_beside_the_bot(settings: Settings, target: Path) -> None:
     """Copy the databases and originals beside the process that holds them (no vectors)."""
     from bot.app.core import backup_layout
     from bot.app.models import utc_now
+    from bot.app.stored_model import with_stored_model
     from bot.backups import back_up_from_outside, describe_backup
 
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        manifest = asyncio.run(back_up_from_outside(backup_layout(settings), target, utc_now()))
+        manifest = asyncio.run(
+            back_up_from_outside(backup_layout(with_stored_model(settings)), target, utc_now())
+        )
     typer.echo(describe_backup(target, manifest))
 
 
@@ -409,12 +426,15 @@ def restore(
 ) -> None:
     """Bring a backup back into an empty DATA_DIR (the bot must be stopped)."""
     from bot.app.core import backup_layout
+    from bot.app.stored_model import with_stored_model
     from bot.backups import describe_restore, restore_into
 
     source = path.expanduser().absolute()
     settings = _settings()
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        report = asyncio.run(restore_into(backup_layout(settings), source, force=force))
+        report = asyncio.run(
+            restore_into(backup_layout(with_stored_model(settings)), source, force=force)
+        )
 
     async def work(lore: Lore) -> str:
         finished = await lore.bot.maintenance.finish_restore(reembed=report.reembed)

@@ -38,7 +38,9 @@ class Settings(BaseSettings):
         default=100_000, description="Points per collection above which an HNSW index is built."
     )
 
-    embedding_model: str = Field(default="minilm-l6-int8", description="Embedding model choice.")
+    embedding_model: str = Field(
+        default="minilm-l6-int8-local", description="Embedding model choice."
+    )
     models_dir_override: Path | None = Field(
         default=None,
         validation_alias="MODELS_DIR",

@@ -35,6 +35,7 @@ from storage.model_hashes import (
     file_sha256,
     verify_files,
 )
+from storage.onnx_export_child import ModelExportError, export_in_child
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -48,6 +49,7 @@ __all__ = [
     "PackagedFile",
     "UnknownModelError",
     "ensure_model_dir",
+    "is_assembled",
     "model_choice",
     "read_manifest",
 ]
@@ -114,6 +116,9 @@ class ModelChoice:
     tokenizer_dir: PackagedFile
     #: The SHA-256 of assembled files known in advance, by file name.
     sha256: Mapping[str, str] = field(default_factory=dict)
+    #: False for a model that quantises activations per run (dynamic int8): a text's vector
+    #: then depends slightly on the texts it shares a run with (cosine ~0.995).
+    batch_invariant: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +167,7 @@ MODEL_CHOICES: Mapping[str, ModelChoice] = {
             ),
             tokenizer_dir=_MINILM_TOKENIZER,
             sha256=TOKENIZER,
+            batch_invariant=False,
         ),
         ModelChoice(
             key="minilm-l6-fp32-local",
@@ -173,7 +179,7 @@ MODEL_CHOICES: Mapping[str, ModelChoice] = {
         ),
     )
 }
-DEFAULT_MODEL = "minilm-l6-int8"
+DEFAULT_MODEL = "minilm-l6-int8-local"
 
 
 def model_choice(key: str) -> ModelChoice:
@@ -208,6 +214,11 @@ def read_manifest(model_dir: Path) -> ModelManifest:
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelFilesError(f"{model_dir} is not an assembled model directory: {exc}") from exc
+
+
+def is_assembled(models_dir: Path, key: str) -> bool:
+    """Whether `models_dir/<key>` is a complete assembled directory (no build needed)."""
+    return _is_complete(models_dir / key, key)
 
 
 def _is_complete(model_dir: Path, key: str) -> bool:
@@ -298,17 +309,19 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
         with _package_path(choice.onnx) as onnx_path:
             shutil.copyfile(onnx_path, tmp / _MODEL_FILE)
     else:
-        from storage.onnx_export import export_bert_onnx  # noqa: PLC0415 - onnx only to convert
-
         with _package_path(choice.onnx.weights) as weights_path:
             _check_source(weights_path, choice.onnx.weights, choice.onnx.weights_sha256)
-            export_bert_onnx(
-                weights_path,
-                config,
-                tmp / _MODEL_FILE,
-                int8=choice.onnx.int8,
-                fp32_prefixes=choice.onnx.fp32_prefixes,
-            )
+            logger.info("converting %s for this machine (once, about 10 s)", choice.key)
+            try:
+                export_in_child(
+                    weights_path,
+                    config,
+                    tmp / _MODEL_FILE,
+                    int8=choice.onnx.int8,
+                    fp32_prefixes=choice.onnx.fp32_prefixes,
+                )
+            except ModelExportError as exc:
+                raise ModelFilesError(f"The embedding model {choice.key}: {exc}") from exc
     _check_assembled(tmp, choice)
     paths = [path for path in sorted(tmp.iterdir()) if path.is_file()]
     manifest = {

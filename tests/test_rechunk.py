@@ -27,6 +27,7 @@ from graphs.ingest.state import IngestResult
 from storage.documents import Collection, DocumentRepository
 from storage.ids import DocumentId
 from storage.index_identity import read_identity
+from storage.model_files import DEFAULT_MODEL
 from tests.chat_turns import OWNER, ask, local_member, remember
 from tests.conftest import LOOPBACK, SettingsFactory
 from tests.fakes.http_server import ScriptedServer, static
@@ -148,7 +149,7 @@ async def test_reindex_all_cuts_every_document_again_when_the_chunk_settings_cha
     assert summary == (
         f"Re-chunked 4 documents into {chunks_after} chunks ({chunks_before} before) with"
         " CHUNK_TOKENS=48 and CHUNK_OVERLAP_TOKENS=8; re-embedded"
-        f" {chunks_after} chunks and 0 remembered exchanges with minilm-l6-int8."
+        f" {chunks_after} chunks and 0 remembered exchanges with {DEFAULT_MODEL}."
     )
     ids = [handbook.document_id, page.document_id, file.document_id, card.document_id]
     assert sorted(after) == sorted(before) == sorted(ids)  # same documents, same handles
@@ -273,7 +274,7 @@ def test_a_start_with_changed_chunk_settings_says_to_run_reindex_all(
     assert re.fullmatch(
         r"Re-chunked 1 documents into [1-9]\d* chunks \([1-9]\d* before\) with CHUNK_TOKENS=48"
         r" and CHUNK_OVERLAP_TOKENS=8; re-embedded [1-9]\d* chunks and 0 remembered exchanges"
-        r" with minilm-l6-int8\.\n",
+        rf" with {re.escape(DEFAULT_MODEL)}\.\n",
         rebuilt.stdout,
     )
     assert "Re-chunking" in rebuilt.stderr  # the progress bar

@@ -132,7 +132,7 @@ async def _remember_one_exchange(lore: Lore) -> None:
 async def test_a_start_with_another_model_refuses_until_reindex_all(
     make_settings: SettingsFactory,
 ) -> None:
-    settings = make_settings()
+    settings = make_settings(embedding_model=DEFAULT_MODEL)  # named: never replaced
     async with open_lore(settings) as lore:
         await lore.bot.maintenance.load_shared(Source(text=NOTE))
         await _remember_one_exchange(lore)
@@ -199,7 +199,7 @@ def test_first_start_records_the_model(make_settings: SettingsFactory) -> None:
 def test_lore_reindex_all_at_the_command_line(tmp_path: Path, models_dir: Path) -> None:
     (tmp_path / ".env").write_text(
         f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=\n"
-        "LOG_LEVEL=WARNING\n"
+        f"LOG_LEVEL=WARNING\nEMBEDDING_MODEL={DEFAULT_MODEL}\n"
     )
     (tmp_path / "note.md").write_text(NOTE)
 
@@ -235,3 +235,29 @@ def test_lore_reindex_all_at_the_command_line(tmp_path: Path, models_dir: Path) 
     assert "Re-embedding" in rebuilt.stderr  # the progress bar
     assert "100%" in rebuilt.stderr
     assert lore("stats").returncode == 0
+
+
+async def test_an_upgrade_keeps_the_earlier_default_until_reindex_all(
+    make_settings: SettingsFactory,
+) -> None:
+    earlier = "minilm-l6-int8"  # the default before minilm-l6-int8-local
+    async with open_lore(make_settings(embedding_model=earlier)) as lore:
+        await lore.bot.maintenance.load_shared(Source(text=NOTE))
+
+    async with open_lore(make_settings()) as lore:  # EMBEDDING_MODEL unset: the new default
+        assert lore.settings.embedding_model == earlier
+        assert lore.embedder.model_name == earlier
+        assert min(await _model_fidelity(lore)) > 0.999
+    recorded = read_identity(make_settings().data_dir)
+    assert recorded is not None
+    assert recorded.model == earlier
+
+    async with open_lore(make_settings(), rebuild_vectors=True) as lore:
+        summary = await reindex_all(lore, show_progress=False)
+    assert summary.endswith(f"with {DEFAULT_MODEL}.")
+    async with open_lore(make_settings()) as lore:
+        assert lore.embedder.model_name == DEFAULT_MODEL
+        assert min(await _model_fidelity(lore)) > 0.999
+    moved = read_identity(make_settings().data_dir)
+    assert moved is not None
+    assert moved.model == DEFAULT_MODEL

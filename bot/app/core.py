@@ -14,6 +14,7 @@ from datetime import timedelta
 from bot.accounts import Accounts
 from bot.actions import ApprovedActions
 from bot.app.models import chat_model, meter, reranker, utc_now, vector_store
+from bot.app.stored_model import with_stored_model
 from bot.approvals import Approvals
 from bot.backups import BackupLayout, Backups
 from bot.commands import COMMANDS
@@ -258,6 +259,7 @@ async def open_lore(
     setting reaches it, so a deployment cannot turn the SSRF guard off.
     `rebuild_vectors`: open on vectors of another embedding model (`lore reindex --all`).
     """
+    settings = with_stored_model(settings, rebuild_vectors=rebuild_vectors, announce=True)
     async with AsyncExitStack() as stack:
         stores = await _open_stores(settings, stack, rebuild_vectors=rebuild_vectors)
         database = stores.database
