@@ -6,7 +6,7 @@ SQLite, the embedded Qdrant engine) into a cache outside the repository
 small box, later runs seconds). Every query is then answered by the production
 `Retriever` on that data directory, once per ranking: dense only, the previous hybrid
 (dense + lexical fused with RRF in the engine), and the current default (score-normalised
-weighted fusion with document aggregation, `graphs.fusion`). A document counts at its best
+weighted fusion, `graphs.fusion`). A document counts at its best
 passage. nDCG uses linear gains, as BEIR and trec_eval do.
 
 Splits: `test` is what everyone reports; `held-out` is ours (SciFact: a third of the train
@@ -14,7 +14,7 @@ queries, by a hash of the query id; NFCorpus: dev), never used to choose setting
 `benchmarks/fusion_tuning.py`, which tunes on the rest of train).
 
     .venv/bin/python benchmarks/retrieval.py [--datasets scifact nfcorpus] [--cache DIR]
-        [--model minilm-l6-int8] [--splits test held-out]
+        [--model minilm-l6-int8-local] [--splits test held-out]
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from graphs.fusion import Fusion
 from graphs.retrieval import Retriever
 from storage.documents import DocumentRepository
 from storage.embeddings import LexicalEncoder
+from storage.model_files import DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parents[1]
 PASSAGES = 100  # passages asked per query; documents are ranked by their best passage
@@ -108,7 +109,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", nargs="+", default=["scifact", "nfcorpus"])
     parser.add_argument("--cache", type=Path, default=REPO.parent / "cache" / "retrieval")
-    parser.add_argument("--model", default="minilm-l6-int8")
+    parser.add_argument("--model", default=DEFAULT_MODEL)
     parser.add_argument("--splits", nargs="+", default=["test", "held-out"])
     parser.add_argument("--chunk-tokens", type=int, default=256)
     parser.add_argument("--overlap", type=int, default=48)
