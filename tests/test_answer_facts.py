@@ -32,7 +32,7 @@ def test_the_table_holds_forty_cases_whose_facts_are_on_their_pages() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # ingests all of docs/ with the default chunk sizes, asks 95 turns
+@pytest.mark.timeout(900)  # ingests all of docs/ with the default chunk sizes, asks 106 turns
 async def test_the_whole_table_quotes_its_facts_for_ninety_percent_of_the_cases(
     make_settings: SettingsFactory,
 ) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from graphs.llm.offline_answer import Source, search_answer
 from graphs.llm.offline_cues import AnswerKind, answer_kind
-from graphs.llm.offline_quotes import pick_sentences
+from graphs.llm.offline_quotes import pick_sentences, stem_weights
 
 TOOLS_TEXT = (
     "## Risky tools\n\nTwo tools are labelled risky, because they reach other people:\n\n"
@@ -158,3 +158,46 @@ def test_a_question_for_a_choice_gets_the_quote_that_lists_the_values() -> None:
     answer = search_answer("What does LOG_LEVEL set?", passages, threshold=0.3, group_note=False)
     assert answer is not None
     assert "[2]" not in answer.text
+
+
+def test_a_word_only_the_answer_holds_outweighs_words_every_sentence_repeats() -> None:
+    text = (
+        "The Discord bot needs a token. The Discord bot answers in threads. "
+        "The Discord bot edits answers once a second. The Discord bot syncs `/lore`. "
+        "The Discord bot asks for few intents. The Discord bot logs no tokens. "
+        "It reconnects and resumes on its own after a network failure."
+    )
+    question = "Does the Discord bot reconnect on its own?"
+    unweighted = quoted(question, text)
+    weights = stem_weights(question, [text])
+    assert weights["reconnect"] > 1 > weights["discord"]
+    sentences, _ = pick_sentences(question, text, weights=weights)
+    assert "It reconnects" not in unweighted
+    assert "It reconnects" in " ".join(sentence.text for sentence in sentences)
+
+
+def test_stems_match_across_derived_forms() -> None:
+    quote = quoted(
+        "How many dimensions do the vectors have?",
+        "Vectors are stored in Qdrant. The model maps text to 384-dimensional vectors.",
+    )
+    assert "384-dimensional" in quote
+
+
+def test_a_sentence_that_goes_on_from_the_best_one_comes_along() -> None:
+    text = (
+        "Every passage gets a number. A citation is kept only if it names a stored passage. "
+        "Any other number is removed from the answer. The sources are listed below."
+    )
+    quote = quoted("What happens to a citation that names no stored passage?", text)
+    assert "A citation is kept only if" in quote
+    assert "Any other number is removed" in quote
+    assert "listed below" not in quote
+
+
+def test_the_page_title_counts_toward_a_section_named_after_the_question() -> None:
+    text = "## Upgrades\n\n```sh\ngit pull\n```\n\nBack up before an upgrade."
+    question = "How do I upgrade a deployment?"
+    assert not quoted(question, text).startswith("`git pull`")
+    sentences, _ = pick_sentences(question, text, title="Deploying Lore")
+    assert sentences[0].text == "`git pull`"

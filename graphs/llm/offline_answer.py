@@ -24,7 +24,13 @@ from typing import Any
 
 from graphs.llm.data_blocks import unwrap_data
 from graphs.llm.offline_cues import AnswerKind, answer_kind, looks_like
-from graphs.llm.offline_quotes import Sentence, content_stems, join_quote, pick_sentences
+from graphs.llm.offline_quotes import (
+    Sentence,
+    content_stems,
+    join_quote,
+    pick_sentences,
+    stem_weights,
+)
 from graphs.llm.types import ChatMessage
 
 __all__ = [
@@ -282,9 +288,14 @@ def _picks(question: str, best: Sequence[Source], above: Sequence[Source]) -> li
     for a number or a choice among values that none of these quotes holds, the best
     other quote that holds one comes too (`_of_the_kind`)."""
 
+    weights = stem_weights(question, [p.text for p in above])
+
     def pick(passage: Source) -> Pick:
         section = passage.section.rsplit(" > ", 1)[-1]
-        return (*pick_sentences(question, passage.text, section=section), passage)
+        quote = pick_sentences(
+            question, passage.text, section=section, title=passage.title, weights=weights
+        )
+        return (*quote, passage)
 
     picks = [pick(p) for p in best]
     bar = max((score for _, score, _ in picks), default=0.0)

@@ -3,47 +3,79 @@
 A passage is Markdown: headings, paragraphs wrapped over lines, lists, tables and code
 blocks. It is cut into quotable units (sentences, list items, table rows, code lines),
 each remembering the heading above it, and the units are scored by content-word
-overlap with the question (stopwords dropped, light suffix stemming).
+overlap with the question (stopwords dropped, Snowball stems), each word weighted by how
+rare it is among the units of the turn's passages (`stem_weights`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from py_rust_stemmers import SnowballStemmer
 
 from graphs.llm.offline_cues import answer_kind, looks_like
 
-__all__ = ["Sentence", "content_stems", "join_quote", "pick_sentences", "split_sentences"]
+__all__ = [
+    "Sentence",
+    "content_stems",
+    "join_quote",
+    "pick_sentences",
+    "split_sentences",
+    "stem_weights",
+]
 
 _STOPWORD_TEXT = (
     "a about above after again all also am an and any are as at be been before being below "
-    "between both but by can could did do does doing done down during each either else ever few "
-    "for from further get gets got had has have having he her here hers him his how i if in "
-    "into is it its itself just let lore me might more most much must my myself need no nor not "
-    "now of off on once only or other our ours out over own please same shall she should so "
-    "some such than that the their theirs them then there these they this those through to too "
-    "under until up upon us use very was we were what when where which while who whom why will "
-    "with would yes yet you your yours "
+    "between both but by can could did do does doing done down during each either else "
+    "ever few for from further get gets got had has have having he her here hers him his "
+    "how i if in into is it its itself just let lore many may me might more most much must "
+    "my myself need no nor not now of off on once only or other our ours out over own "
+    "please same shall she should so some such than that the their theirs them then there "
+    "these they this those through to too under until up upon us use very was we were what "
+    "when where which while who whom why will with would yes yet you your yours "
 )
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 _WORD = re.compile(r"[a-z0-9]+")
+_STEMMER = SnowballStemmer("english")
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
-    """A light suffix stripper applied alike to questions and passages."""
-    for suffix, keep in (("ies", "y"), ("ing", ""), ("ed", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            word = word[: len(word) - len(suffix)] + keep
-            break
-    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+    """Snowball's English stem, applied until it no longer changes ("dimensional" ->
+    "dimension" -> "dimens", as "dimensions"), alike to questions and passages."""
+    stem = str(_STEMMER.stem_word(word))
+    while (again := str(_STEMMER.stem_word(stem))) != stem:
+        stem = again
+    return stem
 
 
 def content_stems(text: str) -> list[str]:
     """Stems of the content words of `text`, in order (stopwords and 1-letter words dropped)."""
     stems = (_stem(word) for word in _WORD.findall(text.lower()) if word not in _STOPWORDS)
     return [stem for stem in stems if len(stem) > 1 and stem not in _STOPWORDS]
+
+
+def stem_weights(question: str, texts: Iterable[str]) -> dict[str, float]:
+    """How telling each of the question's stems is among the units of `texts`: the
+    smoothed inverse share of units (sentences, items, rows, code lines) that hold it,
+    scaled so that the question's stems weigh 1 on average. A word every passage repeats
+    ("Discord" on the Discord page) then counts less than the one word that only the
+    answer holds ("reconnect")."""
+    wanted = set(content_stems(question))
+    units = [set(content_stems(s.text)) for text in texts for s in split_sentences(text)]
+    if not wanted or not units:
+        return dict.fromkeys(wanted, 1.0)
+    idf = {
+        stem: math.log((len(units) + 1) / (sum(stem in unit for unit in units) + 1)) + 1
+        for stem in wanted
+    }
+    mean = sum(idf.values()) / len(idf)
+    return {stem: value / mean for stem, value in idf.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +103,10 @@ _POINTER = re.compile(
     r"|^see\b",
     re.IGNORECASE,
 )
+#: A sentence that goes on from the one before it ("Any other number is removed ...").
+_CONTINUES = re.compile(
+    r"^(?:this|that|these|those|such|it|they|any other|otherwise|then|both)\b", re.IGNORECASE
+)
 #: A code line that annotates what it shows: "qdrant/private/   embedded shard for ..." or
 #: "lore stats   # counts" (two spaces or more, then at least three words of prose).
 _ANNOTATED = re.compile(r"^\S.*?\s{2,}(?:#\s*)?(?P<note>[A-Za-z][\w'-]*(?:\s+\S+){2,})\s*$")
@@ -86,10 +122,18 @@ _MAX_UNITS = 5
 _CUE = 0.5
 
 
-def pick_sentences(question: str, text: str, *, section: str = "") -> tuple[list[Sentence], float]:
+def pick_sentences(
+    question: str,
+    text: str,
+    *,
+    section: str = "",
+    title: str = "",
+    weights: Mapping[str, float] | None = None,
+) -> tuple[list[Sentence], float]:
     """The 1-2 sentences of `text` that best answer `question`, in reading order, and a score.
 
-    Each sentence scores the distinct question stems it holds outside links (half for a
+    Each sentence scores the distinct question stems it holds outside links, each by its
+    weight (`weights`, from `stem_weights`; 1 each without) (half for a
     code line, an example rather than a statement, unless they are in the prose that
     annotates it: "qdrant/private/   embedded shard for ..."), plus half of those its
     heading holds (`section`, the heading the passage starts under, for the sentences
@@ -98,43 +142,68 @@ def pick_sentences(question: str, text: str, *, section: str = "") -> tuple[list
     ranks, the runner-up rule below ignores it), less one for "This page ..." sentences
     that only point elsewhere; earlier sentences win ties. The opening sentence of a
     section whose heading holds at least two thirds of the question's stems (an FAQ
-    entry, a section named after the question) also scores those stems again, and one
-    more when the heading holds them all; when it wins and is short, the sentence after
-    it comes along. Otherwise the runner-up is kept
-    when it scores at least half the best. A sentence ending in ":" brings the list it
-    introduces.
+    entry, a section named after the question; the page's `title` counts as part of the
+    heading here) also scores those stems again, and one more when the heading holds them
+    all; when it wins and is short, the sentence after it comes along. Otherwise the
+    sentence after the best comes along when it goes on from it ("Any other number ...",
+    "It ..."), and the runner-up is kept when it scores at least half the best. A sentence
+    ending in ":" brings the list it introduces.
     """
     sentences = split_sentences(text, heading=section)
-    wanted = set(content_stems(question))
+    page = frozenset(content_stems(title))
+    wanted = _weighted(question, weights)
     if not sentences:
         return [], 0.0
     kind = answer_kind(question)
     scored = sorted(
-        ((_score(s, wanted), _CUE if looks_like(kind, s.text) else 0.0, s) for s in sentences),
+        (
+            (_score(s, wanted, page), _CUE if looks_like(kind, s.text) else 0.0, s)
+            for s in sentences
+        ),
         key=lambda item: (-item[0] - item[1], item[2].position),
     )
     best_score, best_cue, best = scored[0]
     keep = [best]
-    if _answers_section(best, wanted):
+    if _answers_section(best, wanted, page):
         if len(best.text) < _LONG and (following := _next(best, sentences)):
             keep.append(following)
-    elif best_score > 0 and len(scored) > 1 and scored[1][0] * 2 >= best_score:
-        keep.append(scored[1][2])
+    else:
+        if (following := _next(best, sentences)) and _CONTINUES.match(following.text):
+            keep.append(following)
+        if best_score > 0 and len(scored) > 1 and scored[1][0] * 2 >= best_score:
+            keep.append(scored[1][2])
     chosen = _with_lists(sorted(keep, key=lambda s: s.position), sentences)
     return chosen, best_score + best_cue
 
 
-def _heading_stems(sentence: Sentence, wanted: set[str]) -> int:
-    return len(wanted.intersection(content_stems(sentence.heading)))
+def _weighted(question: str, weights: Mapping[str, float] | None) -> dict[str, float]:
+    stems = dict.fromkeys(content_stems(question), 1.0)
+    if weights:
+        stems.update({stem: weights[stem] for stem in stems if stem in weights})
+    return stems
 
 
-def _answers_section(sentence: Sentence, wanted: set[str]) -> bool:
-    """Whether `sentence` opens a section whose heading holds 2/3 of the question's stems."""
-    return (
-        sentence.opening
-        and bool(wanted)
-        and _heading_stems(sentence, wanted) * 3 >= len(wanted) * 2
-    )
+def _sum(wanted: Mapping[str, float], stems: Iterable[str]) -> float:
+    return sum(wanted[stem] for stem in set(stems) if stem in wanted)
+
+
+def _heading_stems(sentence: Sentence, wanted: Mapping[str, float]) -> int:
+    return len(wanted.keys() & set(content_stems(sentence.heading)))
+
+
+def _answers_section(
+    sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str] = frozenset()
+) -> bool:
+    """Whether `sentence` opens a section named after the question: its heading holds 2/3
+    of the weight of the question's stems, or is itself a question (an FAQ entry) that
+    holds 2/3 of them by count (a paraphrase may swap a telling word: "say" for "answer")."""
+    if not sentence.opening or not wanted:
+        return False
+    held = page.union(content_stems(sentence.heading))
+    if _sum(wanted, held) * 3 >= sum(wanted.values()) * 2:
+        return True
+    faq_entry = sentence.heading.endswith("?")
+    return faq_entry and _heading_stems(sentence, wanted) * 3 >= len(wanted) * 2
 
 
 def _next(sentence: Sentence, sentences: Sequence[Sentence]) -> Sentence | None:
@@ -171,22 +240,25 @@ def _with_lists(chosen: list[Sentence], sentences: Sequence[Sentence]) -> list[S
     ]
 
 
-def _own_stems(sentence: Sentence, wanted: set[str]) -> float:
+def _own_stems(sentence: Sentence, wanted: Mapping[str, float]) -> float:
     """The question stems a unit holds: a code line's count half (an example, not a
     statement), except the words of its annotation (a listing's "path   what it is")."""
     text = _URL.sub(" ", sentence.text)
     if not sentence.code:
-        return len(wanted.intersection(content_stems(text)))
+        return _sum(wanted, content_stems(text))
     annotated = _ANNOTATED.match(text.strip("`"))
     said = set(content_stems(annotated["note"])) if annotated else set()
-    return len(wanted & said) + len(wanted.intersection(content_stems(text)) - said) / 2
+    return _sum(wanted, said) + _sum(wanted, set(content_stems(text)) - said) / 2
 
 
-def _score(sentence: Sentence, wanted: set[str]) -> float:
+def _score(
+    sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str] = frozenset()
+) -> float:
     own = _own_stems(sentence, wanted)
-    heading = _heading_stems(sentence, wanted)
+    heading = _sum(wanted, content_stems(sentence.heading))
     # Opening a section named after the question: its stems count again, all of them more.
-    opening = heading + (heading == len(wanted)) if _answers_section(sentence, wanted) else 0
+    every = _heading_stems(sentence, wanted) == len(wanted)
+    opening = heading + every if _answers_section(sentence, wanted, page) else 0
     pointer = 1 if _POINTER.match(sentence.text) else 0
     return own + heading / 2 + opening - pointer
 
