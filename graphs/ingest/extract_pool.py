@@ -37,8 +37,8 @@ from graphs.ingest.errors import (
     NotUtf8Error,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract import ExtractedText, SourceFormat
-from graphs.ingest.extract_worker import READY
+from graphs.ingest.extract_protocol import READY
+from graphs.ingest.formats import ExtractedText, SourceFormat
 
 __all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError"]
 
