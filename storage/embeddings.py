@@ -29,6 +29,7 @@ import asyncio
 import ctypes
 import ctypes.util
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -57,6 +58,10 @@ DEFAULT_BATCH_TOKENS = 1024
 #: Return freed heap pages to the system after a run of at least this many padded tokens.
 _TRIM_TOKENS = 512
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+#: Characters `Embedder.token_spans` tokenizes in one call (the tokenizer's transient state
+#: is ~130 bytes a character).
+_SPAN_PIECE_CHARS = 16_384
+_WORD_START = re.compile(r"[ \n][!-~]")
 
 
 class EmbeddingError(Exception):
@@ -207,9 +212,18 @@ class Embedder:
         return vector
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
-        """Character offsets (start, end) of each token of `text`, special tokens left out."""
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
-        return [(start, end) for start, end in encoding.offsets]
+        """Character offsets (start, end) of each token of `text`, special tokens left out.
+
+        A long text is tokenized in pieces of about `_SPAN_PIECE_CHARS`, cut after a space
+        or newline before a printable ASCII character: the tokenizer's state for a whole
+        400 KB PDF is ~50 MB at once. The spans are the same, since the tokenizer's
+        normaliser works character by character and its pre-tokenizer splits at every
+        space (a word never crosses a cut)."""
+        spans: list[tuple[int, int]] = []
+        for start, end in _pieces(text, _SPAN_PIECE_CHARS):
+            encoding = self._tokenizer.encode(text[start:end], add_special_tokens=False)
+            spans += [(start + first, start + last) for first, last in encoding.offsets]
+        return spans
 
     def _embed(self, texts: list[str]) -> list[list[float]]:
         token_ids = [self._ids(text) for text in texts]
@@ -277,6 +291,48 @@ def _batches(order: list[int], length: Callable[[int], int], budget: int) -> lis
     if current:
         batches.append(current)
     return batches
+
+
+def _pieces(text: str, size: int) -> list[tuple[int, int]]:
+    """Cut `text` into (start, end) pieces of at most about `size` characters, each cut
+    after a space or newline that a printable ASCII character follows (a piece runs on
+    to the next such place when there is none in its second half)."""
+    pieces: list[tuple[int, int]] = []
+    start = 0
+    while len(text) - start > size:
+        end = _cut_before(text, start + size // 2, start + size)
+        if end is None:
+            end = _cut_after(text, start + size)
+        if end is None:
+            break
+        pieces.append((start, end))
+        start = end
+    pieces.append((start, len(text)))
+    return pieces
+
+
+def _cut_before(text: str, lowest: int, highest: int) -> int | None:
+    """The latest cut in [lowest, highest], or None."""
+    at = highest
+    while at > lowest:
+        space = max(text.rfind(" ", lowest, at), text.rfind("\n", lowest, at))
+        if space < 0:
+            return None
+        if _starts_word(text, space + 1):
+            return space + 1
+        at = space
+    return None
+
+
+def _cut_after(text: str, lowest: int) -> int | None:
+    """The earliest cut after `lowest`, or None."""
+    for found in _WORD_START.finditer(text, lowest):
+        return found.start() + 1
+    return None
+
+
+def _starts_word(text: str, index: int) -> bool:
+    return index < len(text) and "!" <= text[index] <= "~"
 
 
 def _output_dimension(session: ort.InferenceSession) -> int | None:
