@@ -30,21 +30,19 @@ importing this module costs nothing.
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import logging
 import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from storage.heap import trim_heap
 from storage.model_files import MODEL_CHOICES, ModelFilesError, read_manifest
 from storage.vectors import SparseVector
 
@@ -242,7 +240,7 @@ class Embedder:
                     result[index] = row
                 self._untrimmed_tokens += len(batch) * len(token_ids[batch[-1]])
                 if self._untrimmed_tokens >= _TRIM_TOKENS:
-                    _trim_heap()
+                    trim_heap()
                     self._untrimmed_tokens = 0
         return result
 
@@ -347,25 +345,6 @@ def _output_dimension(session: ort.InferenceSession) -> int | None:
     shape = session.get_outputs()[0].shape
     last = shape[-1] if shape else None
     return last if isinstance(last, int) else None
-
-
-@cache
-def _malloc_trim() -> Callable[[int], Any] | None:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        trim: Callable[[int], Any] = ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):  # not glibc (musl, macOS)
-        return None
-    return trim
-
-
-def _trim_heap() -> None:
-    """Hand freed heap pages back to the system (glibc keeps them otherwise)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 class LexicalEncoder:
