@@ -17,7 +17,8 @@ Configurations, side by side in one run:
   ONNX Runtime's growing CPU arena on (`EMBEDDING_MEMORY_ARENA=true`) and runs of 32 texts
   of up to 256 tokens (`EMBEDDING_BATCH_TOKENS=8192`);
 - `default`: the current defaults;
-- `default+MALLOC_ARENA_MAX=2`: the defaults with glibc limited to two malloc arenas;
+- `default+MALLOC_ARENAS=0`: the defaults but glibc's own malloc arena rule (up to eight
+  per core) instead of Lore's two;
 - `default+EXTRACT_WORKERS=1`: the defaults with one extraction worker process, not two;
 - `--baseline-tree DIR` adds `tree` (e.g. `git archive main | tar -x -C DIR`): that source
   tree's `lore run` with its own defaults.
@@ -308,7 +309,7 @@ def main() -> None:
     configs = [
         Config("baseline", {"EMBEDDING_MEMORY_ARENA": "true", "EMBEDDING_BATCH_TOKENS": "8192"}),
         Config("default", {}),
-        Config("default+MALLOC_ARENA_MAX=2", {"MALLOC_ARENA_MAX": "2"}),
+        Config("default+MALLOC_ARENAS=0", {"MALLOC_ARENAS": "0"}),
         Config("default+EXTRACT_WORKERS=1", {"EXTRACT_WORKERS": "1"}),
     ]
     if args.baseline_tree is not None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.errors import IngestRefusedError
 from bot.sources import Source
-from graphs.ingest.extract import SUPPORTED_EXTENSIONS, SUPPORTED_SUFFIXES
+from graphs.ingest.formats import SUPPORTED_EXTENSIONS, SUPPORTED_SUFFIXES
 
 __all__ = [
     "MAX_LISTED_OTHERS",

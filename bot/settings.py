@@ -54,6 +54,10 @@ class Settings(BaseSettings):
         default=False,
         description="Keep ONNX Runtime's growing CPU arena (a little faster, far more memory).",
     )
+    malloc_arenas: Annotated[int, Field(ge=0, le=64)] = Field(
+        default=2,
+        description="glibc malloc arenas Lore's threads share (0: glibc's own rule).",
+    )
 
     search_mode: Literal["hybrid", "hybrid-rrf", "dense"] = Field(
         default="hybrid",

@@ -22,7 +22,8 @@ import pytest
 from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError
 from bot.sources import Source
-from graphs.ingest.extract import SourceFormat, extract_text
+from graphs.ingest.extract import extract_text
+from graphs.ingest.formats import SourceFormat
 from graphs.ingest.state import IngestOutcome
 from tests.chat_turns import OWNER, local_member
 from tests.conftest import LOOPBACK, SettingsFactory

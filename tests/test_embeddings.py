@@ -253,6 +253,31 @@ def test_token_spans_map_back_to_words(embedder: Embedder) -> None:
     assert "".join(pieces) == text.replace(" ", "")  # sub-word pieces tile each word
 
 
+def test_a_long_text_gets_the_spans_of_one_whole_tokenization(
+    embedder: Embedder, model_dir: Path
+) -> None:
+    """Long texts are tokenized in pieces (bounded memory); the spans must be exactly those
+    of the tokenizer reading the whole text at once, whatever stands beside a cut."""
+    from tokenizers import Tokenizer  # noqa: PLC0415 - the reference, read independently
+
+    reference = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    reference.no_truncation()
+    parts = [
+        "Über naïve café déjà-vu",
+        "日本語の文章と中文句子",
+        "e\u0301 a\u0300 \u00a0nbsp\u3000ideographic\u200bzero-width\ufeff",
+        "https://example.com/a_b?c=d&e=f#top",
+        "tab\tand\r\ncarriage\x00nul\x1fcontrol",
+        "supercalifragilistic" * 7,
+        "(brackets), [more]; {and} 'quotes' \"double\" - dash — em … ellipsis!",
+        " ".join(_WORDS),
+    ]
+    text = "\n\n".join(" ".join(parts[(i + j) % len(parts)] for j in range(3)) for i in range(900))
+    assert len(text) > 100_000
+    whole = reference.encode(text, add_special_tokens=False)
+    assert embedder.token_spans(text) == [(start, end) for start, end in whole.offsets]
+
+
 async def test_long_text_is_truncated_to_max_tokens(embedder: Embedder) -> None:
     text = " ".join(_WORDS[i % len(_WORDS)] for i in range(2000))
     spans = embedder.token_spans(text)

@@ -15,7 +15,8 @@ from graphs.ingest.errors import (
     NotUtf8Error,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract import ExtractedText, SourceFormat, detect_format, extract_text
+from graphs.ingest.extract import extract_text
+from graphs.ingest.formats import ExtractedText, SourceFormat, detect_format
 from tests.sample_files import blank_pdf_bytes, build_text_pdf, build_zip
 
 CAP = 10_000_000

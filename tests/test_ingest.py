@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from bot.app import Lore
 from bot.errors import IngestRefusedError
 from bot.sources import Source
-from graphs.ingest.state import IngestOutcome
+from graphs.ingest.state import IngestOutcome, RawSource
 from storage.documents import Collection
 from tests.chat_turns import OWNER, local_member, remember, user_id
 from tests.fakes.http_server import ScriptedServer, static
@@ -225,3 +226,19 @@ async def test_stats_count_both_collections(lore: Lore) -> None:
     await remember(lore.bot, None, text="shared fact two")
     assert await lore.index.count(Collection.KNOWLEDGE) == 1
     assert await lore.index.count(Collection.PRIVATE) == 1
+
+
+async def test_nothing_keeps_an_ingested_file_in_memory(lore: Lore, tmp_path: Path) -> None:
+    """The extraction worker started for a file outlives its ingest, and so do the event-loop
+    callbacks of its pipes; they must not keep that ingest's state (the file's bytes, its
+    text, its vectors) alive for the life of the process."""
+    marker = b"quokka-lantern-7731"
+    first = tmp_path / "first.pdf"
+    first.write_bytes(pdf_bytes([f"The {marker.decode()} hangs in the north tower."]))
+    second = tmp_path / "second.md"
+    second.write_text("# Keys\n\nThe spare keys are in the blue tin on the top shelf.\n")
+    await lore.bot.ingest(OWNER, Source(path=first), shared=True)  # starts a worker
+    await lore.bot.ingest(OWNER, Source(path=second), shared=True)  # the same worker, reused
+    gc.collect()
+    held = [o for o in gc.get_objects() if isinstance(o, RawSource) and marker in o.data]
+    assert held == []

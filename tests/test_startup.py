@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.sample_files import pdf_bytes
+
 LORE = Path(sys.executable).parent / "lore"
 
 # What `lore --help` must not import: the embedding and vector engines, the agent graph,
@@ -57,14 +59,18 @@ print(json.dumps({"code": code, "heavy": heavy}), file=sys.stderr)
 """
 
 
-def probe(*args: str) -> tuple[int, list[str], str]:
-    """Exit code, heavy packages imported, and what was printed, for `lore ARGS...`."""
-    script = f"HEAVY = {HEAVY!r}\n{PROBE}"
+def probe(
+    *args: str, heavy: tuple[str, ...] = HEAVY, cwd: Path | None = None, stdin: str = ""
+) -> tuple[int, list[str], str]:
+    """Exit code, `heavy` packages imported, and what was printed, for `lore ARGS...`."""
+    script = f"HEAVY = {heavy!r}\n{PROBE}"
     done = subprocess.run(  # noqa: S603 - this interpreter with our own code
         [sys.executable, "-c", script, *args],
+        cwd=cwd,
+        input=stdin,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=180,
         check=False,
     )
     report = json.loads(done.stderr.strip().splitlines()[-1])
@@ -117,6 +123,33 @@ def test_a_command_help_loads_nothing_heavy() -> None:
     assert code == 0
     assert heavy == []
     assert "--shared" in output
+
+
+# The file parsers and what they pull in: only the extraction worker processes load them.
+PARSERS = ("pypdf", "trafilatura", "docx", "lxml", "courlan", "htmldate", "justext")
+
+
+def test_lore_run_reads_a_pdf_without_loading_a_parser_itself(
+    tmp_path: Path, models_dir: Path
+) -> None:
+    """The parsers cost the bot ~50 MB of memory: its workers read files, the bot never does."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "parking.pdf").write_bytes(pdf_bytes(["Visitors park in bay 12 behind the bakery."]))
+    (notes / "page.html").write_text(
+        "<html><head><title>Bikes</title></head><body><p>Bicycles go in the locked cage"
+        " under the east stairs.</p></body></html>"
+    )
+    (tmp_path / ".env").write_text(
+        f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=notes\n"
+    )
+    code, parsers, output = probe(
+        "run", heavy=PARSERS, cwd=tmp_path, stdin="where do visitors park?\n"
+    )
+    assert code == 0, output
+    assert "Knowledge base: 2 shared documents" in output
+    assert "bay 12" in output
+    assert parsers == []
 
 
 def test_the_console_script_answers_help() -> None:

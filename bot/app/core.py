@@ -60,6 +60,7 @@ from storage.database import Database, DatabaseError
 from storage.digests import DigestRepository
 from storage.documents import DocumentRepository
 from storage.embeddings import Embedder, LexicalEncoder
+from storage.heap import limit_arenas
 from storage.incidents import IncidentRepository
 from storage.index_identity import (
     IndexIdentity,
@@ -260,6 +261,7 @@ async def open_lore(
     `rebuild_vectors`: open on vectors of another embedding model (`lore reindex --all`).
     """
     settings = with_stored_model(settings, rebuild_vectors=rebuild_vectors, announce=True)
+    limit_arenas(settings.malloc_arenas)  # before the threads below meet in malloc
     async with AsyncExitStack() as stack:
         stores = await _open_stores(settings, stack, rebuild_vectors=rebuild_vectors)
         database = stores.database

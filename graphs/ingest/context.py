@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from graphs.ingest.extract import ExtractedText, SourceFormat
+from graphs.ingest.formats import ExtractedText, SourceFormat
 from storage.documents import DocumentRepository
 from storage.knowledge_index import KnowledgeIndex
 from storage.originals import OriginalStore

@@ -6,24 +6,28 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from typing import Any
 
 import docx
+from docx.opc.exceptions import PackageNotFoundError
 from docx.text.paragraph import Paragraph
 
-from graphs.ingest.errors import DecompressionBombError, UnsupportedSourceError
+from graphs.ingest.errors import DecompressionBombError, UnsupportedSourceError, megabytes
 
-__all__ = ["DOCX_BROKEN", "check_archive", "join_blocks", "megabytes", "read_docx"]
+__all__ = ["DOCX_BROKEN", "DOCX_ERRORS", "check_archive", "join_blocks", "read_docx"]
 
 DOCX_BROKEN = "This Word document could not be read; it may be damaged or not really a .docx."
+# python-docx raises far more than its own error classes on malformed files
+# (SyntaxError covers lxml's XMLSyntaxError).
+DOCX_ERRORS = (
+    PackageNotFoundError, zipfile.BadZipFile, LookupError, ValueError, TypeError, AttributeError,
+    RuntimeError, SyntaxError, EOFError, OSError, zlib.error,
+)  # fmt: skip
 _MAX_ZIP_MEMBERS = 10_000
 _MAX_COMPRESSION_RATIO = 200
 _RATIO_CHECK_FLOOR = 1 << 20  # members smaller than this may compress as well as they like
 _HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
-
-
-def megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
 
 
 def check_archive(data: bytes, max_bytes: int) -> None:

@@ -17,7 +17,13 @@ __all__ = [
     "UnsupportedContentTypeError",
     "UnsupportedSourceError",
     "UrlRefusedError",
+    "megabytes",
 ]
+
+
+def megabytes(size: int) -> str:
+    """A size as these messages write it: "12.3 MB"."""
+    return f"{size / 1_000_000:.1f} MB"
 
 
 class IngestError(Exception):

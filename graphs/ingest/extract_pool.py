@@ -18,6 +18,7 @@ empty environment (no tokens or keys to leak) and are closed with the pool.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 import signal
@@ -37,8 +38,8 @@ from graphs.ingest.errors import (
     NotUtf8Error,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract import ExtractedText, SourceFormat
-from graphs.ingest.extract_worker import READY
+from graphs.ingest.extract_protocol import READY
+from graphs.ingest.formats import ExtractedText, SourceFormat
 
 __all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError"]
 
@@ -186,6 +187,17 @@ class ExtractionPool:
             "cpu_seconds": self._limits.cpu_seconds,
         }
         max_text = 4 * max(max_decompressed_bytes, len(data)) + _MAX_HEADER
+        # A worker outlives the call that starts or uses it, and so do the callbacks that
+        # its pipes and timeouts register with the event loop, each with the context it was
+        # registered in. The caller's context can hold a whole ingest (a LangGraph run's
+        # config reaches its state: the file, its text, its vectors), so the job runs in an
+        # empty one.
+        job = self._job(header, data, max_text)
+        answer, text = await asyncio.create_task(job, context=contextvars.Context())
+        return self._result(answer, text)
+
+    async def _job(self, header: dict[str, Any], data: bytes, max_text: int) -> tuple[Any, bytes]:
+        """Run one job in a free worker (started if none is idle); its answer and text."""
         async with self._slots:
             worker = self._idle.pop() if self._idle else await self._start()
             reusable = False
@@ -200,7 +212,7 @@ class ExtractionPool:
                     worker.kill()
                     self._dying.append(worker)
                     await self._reap()
-        return self._result(answer, text)
+        return answer, text
 
     async def _run(
         self, worker: _Worker, header: dict[str, Any], data: bytes, max_text: int

@@ -37,11 +37,12 @@ from pathlib import Path
 from typing import IO, Any, Final
 
 from graphs.ingest.errors import IngestError
-from graphs.ingest.extract import SourceFormat, extract_text
+from graphs.ingest.extract import extract_text
+from graphs.ingest.extract_protocol import READY
+from graphs.ingest.formats import SourceFormat
 
-__all__ = ["READY", "main"]
+__all__ = ["main"]
 
-READY: Final = b"READY"
 _MEGABYTE: Final = 1024 * 1024
 _NEAR_LIMIT: Final = 0.9
 

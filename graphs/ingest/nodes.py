@@ -26,7 +26,7 @@ from graphs.ingest.errors import (
     FileTooLargeError,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract import ExtractedText, SourceFormat, detect_format
+from graphs.ingest.formats import ExtractedText, SourceFormat, detect_format
 from graphs.ingest.points import chunk_hash, embedding_text, make_point
 from graphs.ingest.state import (
     IngestOutcome,

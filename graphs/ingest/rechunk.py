@@ -27,8 +27,8 @@ from pathlib import PurePath
 
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
-from graphs.ingest.extract import SourceFormat
 from graphs.ingest.extract_pool import ExtractionUnavailableError
+from graphs.ingest.formats import SourceFormat
 from graphs.ingest.nodes import chunk_injection_scores, cut_chunks, new_chunk
 from graphs.ingest.points import embedding_text, make_point
 from graphs.ingest.state import PreparedChunk

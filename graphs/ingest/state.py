@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from graphs.ingest.chunking import Chunk
-from graphs.ingest.extract import ExtractedText, SourceFormat
+from graphs.ingest.formats import ExtractedText, SourceFormat
 from storage.documents import DocumentRecord, SourceType
 from storage.ids import ChunkHash, DocumentId, UserId
 from storage.vectors import SparseVector
