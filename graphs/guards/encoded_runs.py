@@ -26,6 +26,8 @@ _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _DIGIT = re.compile(r"[0-9]")
 _EIGHT_BITS = re.compile(r"[01]{8}")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
+# Eight hex pairs, each perhaps followed by one separator, make such a stretch.
+_HEX_STRETCH = re.compile(r"[0-9A-Fa-f :]{16}")
 _BINARY_RUN = re.compile(r"(?<![01])(?:[01]{8} ?){4,}(?![01])")
 
 
@@ -61,13 +63,14 @@ def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
 
 # Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run is a
 # 16-character stretch without whitespace; hex that decodes to text holds a digit (every
-# printable ASCII byte has one in its high nibble); a binary run holds eight bits in a row.
+# printable ASCII byte has one in its high nibble) and 16 hex digits and separators in a
+# row; a binary run holds eight bits in a row.
 def _may_hold_base64(text: str) -> bool:
     return max(map(len, text.split()), default=0) >= _BASE64_MIN
 
 
 def _may_hold_hex(text: str) -> bool:
-    return _DIGIT.search(text) is not None
+    return _DIGIT.search(text) is not None and _HEX_STRETCH.search(text) is not None
 
 
 def _may_hold_binary(text: str) -> bool:

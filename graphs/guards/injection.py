@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 from typing import Final, Literal
 
 import numpy as np
@@ -356,6 +357,9 @@ def _letter_spaced(view: str) -> bool:
 
 def _three_single_letters(tokens: list[str]) -> bool:
     """Whether three tokens in a row are each one letter (`[^\\W\\d_]`)."""
+    # Three one-character tokens in a row first, counted in C: rare in ordinary text.
+    if b"\x01\x01\x01" not in bytes(map(min, map(len, tokens), repeat(2))):
+        return False
     run = 0
     for word in tokens:
         if len(word) == 1 and word != "_" and not word.isdecimal():
@@ -447,18 +451,31 @@ def _typo_fold(text: str) -> str:
     # Most texts hold no scrambled keyword: look each distinct word up once, and rewrite
     # the text only when one of them is. Every run of `_LONG_WORD` lies inside one `\w+`
     # token, so the view's (cached) distinct tokens give the same words as a findall.
-    words: set[str] = set()
-    for token in view_tokens(text)[1]:
-        if len(token) < 5:
-            continue
-        if token.isascii() and token.isalpha() and token.islower():
-            words.add(token)
-        else:
-            words.update(_LONG_WORD.findall(token))
-    words -= _KEYWORD_SET
-    if not any(_restored(word) != word for word in words):
-        return text
-    return _LONG_WORD.sub(_restore_keyword, text)
+    # Tokens already seen to hold none are remembered, so ordinary words cost one set
+    # difference.
+    unseen = view_tokens(text)[1] - _PLAIN_TOKENS
+    if any(map(_scrambled, unseen)):
+        return _LONG_WORD.sub(_restore_keyword, text)
+    if len(_PLAIN_TOKENS) + len(unseen) > _MAX_PLAIN_TOKENS:
+        _PLAIN_TOKENS.clear()
+    _PLAIN_TOKENS.update(unseen)
+    return text
+
+
+# Tokens known to hold no scrambled keyword (see `_typo_fold`); cleared when full.
+_PLAIN_TOKENS: Final[set[str]] = set()
+_MAX_PLAIN_TOKENS: Final = 1 << 16
+
+
+def _scrambled(token: str) -> bool:
+    """Whether a `_LONG_WORD` run inside `token` is a scrambled keyword."""
+    if len(token) < 5:
+        return False
+    if token.isascii() and token.isalpha() and token.islower():
+        words = {token}
+    else:
+        words = set(_LONG_WORD.findall(token))
+    return any(_restored(word) != word for word in words - _KEYWORD_SET)
 
 
 @lru_cache(maxsize=1 << 16)
