@@ -111,6 +111,7 @@ IBAN_LENGTHS: Final[dict[str, int]] = {
     "ML": 28, "MZ": 25, "NE": 28, "SN": 28, "TD": 27, "TG": 28,
 }  # fmt: skip
 _DECIMAL = re.compile(r"\d")
+_DIGIT_PAIR = re.compile("[0-9][0-9]")
 _IBAN_START = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]{2}[0-9]{2})")
 _IBAN_GROUPS = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
 _ALNUM_GROUP = re.compile(r"[A-Za-z0-9]+")
@@ -224,6 +225,8 @@ def find_ibans(text: str) -> list[IbanMatch]:
     """Every valid IBAN in `text`, left to right."""
     found: list[IbanMatch] = []
     position = 0
+    if not _may_hold_iban(text):
+        return found
     for start_match in _IBAN_START.finditer(text):
         start = start_match.start()
         if start < position:
@@ -256,6 +259,17 @@ def _iban_end(text: str, start: int) -> int | None:
     return index
 
 
+def _may_hold_iban(text: str) -> bool:
+    """Whether `_IBAN_START` can match: two ASCII letters before two digits. The digit
+    pairs are found first (a literal class, which the regex engine skips to; the lookbehind
+    `_IBAN_START` starts with gives it no such help), at the start of each run of digits."""
+    for pair in _DIGIT_PAIR.finditer(text):
+        before = text[max(0, pair.start() - 2) : pair.start()]
+        if len(before) == 2 and before.isascii() and before.isalpha():
+            return True
+    return False
+
+
 def _is_alnum_at(text: str, index: int) -> bool:
     return index < len(text) and text[index].isascii() and text[index].isalnum()
 
@@ -263,6 +277,8 @@ def _is_alnum_at(text: str, index: int) -> bool:
 def _iban_shaped_spans(text: str) -> list[tuple[int, int]]:
     """Spans of strings shaped like an IBAN of a known country, whatever their checksum."""
     spans: list[tuple[int, int]] = []
+    if not _may_hold_iban(text):
+        return spans
     for head in _IBAN_START.finditer(text):
         start = head.start()
         length = IBAN_LENGTHS.get(text[start : start + 2].upper())
