@@ -27,7 +27,7 @@ import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import repeat
 from typing import Final, Literal
 
@@ -42,6 +42,7 @@ from graphs.guards.exfiltration_rules import (
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.languages import LANGUAGE_RULES
+from graphs.guards.match_starts import MatchStarts, finditer_at, match_starts, start_positions
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
@@ -63,6 +64,7 @@ _MAX_MODEL_VIEWS: Final = 4
 # message costs about what its hits cost.
 _LONG_VIEW: Final = 600
 _MARGIN: Final = 24
+_MIN_PREFIX: Final = 3
 Level = Literal["pass", "harden", "refuse"]
 # One sentence that asks about something ("how do I stop prompt injection?", "Welche
 # Regeln gelten?"), perhaps after a short lead-in and a colon ("Ignore the noise: what is
@@ -346,8 +348,8 @@ def _letter_spaced(view: str) -> bool:
     inside one token of 24 characters or more."""
     tokens = view_tokens(view)[0]
     if (
-        _TWO_SPACED.search(view) is not None
-        and _three_single_letters(tokens)
+        _three_single_letters(tokens)
+        and _TWO_SPACED.search(view) is not None
         and _SPACED_LETTERS.search(view) is not None
     ):
         return True
@@ -429,16 +431,36 @@ def _occurrences(view: str, needle: str) -> list[int]:
 
 def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = None) -> float:
     """The rule's weight at its least damped match in `view` (only inside `spans` when
-    given), or 0 if it does not match."""
+    given), or 0 if it does not match. The matches are those of `finditer`, found by
+    trying the pattern only where one of its prefixes occurs when it has such prefixes
+    (see `match_starts`)."""
     best = 0.0
+    starts = _match_starts(rule.pattern)
     for start, end in spans if spans is not None else [(0, len(view))]:
-        for match in rule.pattern.finditer(view, start, end):
+        matches = (
+            rule.pattern.finditer(view, start, end)
+            if starts is None
+            else finditer_at(
+                rule.pattern, view, start_positions(starts, view, start, end), start, end
+            )
+        )
+        for match in matches:
             if end < len(view) and rule.pattern.match(view, match.start()) is None:
                 continue  # matched only because the span cut the text short ("$")
             if not rule.dampened or not _asks_about(view, match.start()):
                 return rule.weight
             best = rule.weight * _DAMPING
     return best
+
+
+@cache
+def _match_starts(pattern: re.Pattern[str]) -> MatchStarts | None:
+    """The prefixes of `pattern` when each is long enough (`_MIN_PREFIX`) to occur far
+    less often than the pattern's first character could; else None (search as `re` does)."""
+    starts = match_starts(pattern)
+    if starts is None or min((len(p) for _, p in starts.prefixes), default=0) < _MIN_PREFIX:
+        return None
+    return starts
 
 
 def _asks_about(view: str, position: int) -> bool:
