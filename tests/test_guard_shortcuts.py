@@ -1,6 +1,7 @@
 """The shortcuts that make a long check cheap give exactly what the plain computation gives:
-matches tried only where a rule's prefixes occur, leetspeak read off its few characters,
-spaced words looked for near a hint, the IBAN pre-test and the scorer's batched windows.
+matches tried only where a rule's prefixes occur (phrase rules, off-topic requests, card
+digit runs), leetspeak read off its few characters, spaced words looked for near a hint,
+the encoded-run, markup and IBAN pre-tests and the scorer's batched windows.
 Each is compared with the straightforward form on this file's own texts and on seeded
 random strings built from the characters that matter."""
 
@@ -14,11 +15,13 @@ import pytest
 
 from graphs.guards import normalize
 from graphs.guards.classifier import WINDOW, load_model
+from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _has_stretch
+from graphs.guards.markup import _HAS_MARKUP
 from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
 from graphs.guards.normalize import _join_spaced, leet_fold
-from graphs.guards.payment import find_ibans, find_payment_cards
-from graphs.guards.topic import OFF_TOPIC_KINDS
+from graphs.guards.payment import _DIGIT_RUN, find_ibans, find_payment_cards
+from graphs.guards.topic import OFF_TOPIC_KINDS, _search
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import ALL_RULES, SENTENCES
 
@@ -57,7 +60,9 @@ def test_matches_tried_at_prefixes_are_the_matches_of_finditer(pattern: re.Patte
     rng = random.Random(pattern.pattern)
     for view in VIEWS:
         cuts = [(0, len(view))]
-        cuts += [tuple(sorted(rng.sample(range(len(view) + 1), 2))) for _ in range(2)]
+        for _ in range(2):
+            first, second = sorted(rng.sample(range(len(view) + 1), 2))
+            cuts.append((first, second))
         for pos, endpos in cuts:
             positions = start_positions(starts, view, pos, endpos)
             found = [m.span() for m in finditer_at(pattern, view, positions, pos, endpos)]
@@ -129,3 +134,39 @@ def test_batched_windows_sum_bit_for_bit_as_the_reference() -> None:
     rows[:, 1:-1] = code_points(text)[spread[:, None] + np.arange(WINDOW)]
     assert row_sums(rows, weights).tobytes() == _reference_row_sums(rows, weights).tobytes()
     assert ngram_buckets("ab").dtype == np.intp
+
+
+def _random_texts(alphabet: str, seed: int, count: int = 5_000) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(count)]
+
+
+def test_encoded_run_pre_tests_find_what_the_patterns_find() -> None:
+    hex_stretch, bits = re.compile(r"[0-9A-Fa-f :]{16}"), re.compile(r"[01]{8}")
+    base64_run = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
+    for text in _random_texts("0a1F: é\u00a0\n=+/Z", seed=3):
+        assert _has_stretch(text, _HEX_MARKS, 16) == (hex_stretch.search(text) is not None)
+        assert _has_stretch(text, _BIT_MARKS, 8) == (bits.search(text) is not None)
+        assert list(_base64_runs(text)) == [m.group() for m in base64_run.finditer(text)]
+
+
+def test_the_markup_pre_test_matches_where_the_class_form_does() -> None:
+    class_form = re.compile(r"<[!/a-zA-Z]|-->|[*_~`]|&#?\w|%[0-9a-fA-F]{2}")
+    for text in _random_texts("<!-a>*_~`&#%1f x", seed=4):
+        assert (_HAS_MARKUP.search(text) is None) == (class_form.search(text) is None)
+
+
+def test_digit_runs_tried_at_digits_are_the_runs_finditer_finds() -> None:
+    for text in _random_texts("4 1-.5_a\u200b\u0663x/ 0 9", seed=5):
+        digits = [m.start() for m in re.finditer(r"\d", text)]
+        found = [m.span() for m in finditer_at(_DIGIT_RUN, text, digits, 0, len(text))]
+        assert found == [m.span() for m in _DIGIT_RUN.finditer(text)]
+
+
+@pytest.mark.parametrize("kind", [kind for kind, _ in OFF_TOPIC_KINDS])
+def test_off_topic_patterns_searched_at_their_prefixes_find_the_first_match(kind: str) -> None:
+    pattern = dict(OFF_TOPIC_KINDS)[kind]
+    for view in VIEWS:
+        found = _search(pattern, view)
+        expected = pattern.search(view)
+        assert (found and found.span()) == (expected and expected.span())

@@ -28,7 +28,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
-from itertools import repeat
 from typing import Final, Literal
 
 import numpy as np
@@ -143,12 +142,16 @@ class _RuleIndex:
         found = set(self._always)
         for token in tokens & self._by_word.keys():
             found.update(self._by_word[token])
-        needles = (
-            self._ascii_needles if view.isascii() else self._ascii_needles + self._other_needles
-        )
-        for needle, index in needles:
+        for needle, index in self._ascii_needles:
             if index not in found and needle in view:
                 found.add(index)
+        if not view.isascii():
+            # A needle can only occur where its first character does: one set of the
+            # view's characters spares most of the other scripts' needles a search.
+            chars = set(view)
+            for needle, index in self._other_needles:
+                if index not in found and needle[0] in chars and needle in view:
+                    found.add(index)
         return [
             self._rules[index] for index in sorted(found) if gate_passes(self._gates[index], tokens)
         ]
@@ -296,14 +299,21 @@ def _score_view(
         rules += [FLOODING_RULE, NUMBER_FLOODING_RULE]
     long_view = len(view) > _LONG_VIEW
     sites: dict[str, list[int]] = {}
+    # Rules with the same prefilter words and reach read the same stretches.
+    stretches: dict[object, list[tuple[int, int]] | None] = {}
     for rule in rules:
-        spans: list[tuple[int, int]] | None
+        if weights.get(rule.name, 0.0) >= rule.weight:
+            continue  # nothing this rule finds could raise its weight
+        spans: list[tuple[int, int]] | None = None
         if focus is not None:
-            spans = _around(focus, rule.reach + _MARGIN, len(view))
+            if rule.reach not in stretches:
+                stretches[rule.reach] = _around(focus, rule.reach + _MARGIN, len(view))
+            spans = stretches[rule.reach]
         elif long_view:
-            spans = _spans(rule, view, unique, sites)
-        else:
-            spans = None
+            key = (bool(rule.words), rule.words & unique, rule.needles, rule.reach)
+            if key not in stretches:
+                stretches[key] = _spans(rule, view, unique, sites)
+            spans = stretches[key]
         _record(rule, view, spans, weights)
 
 
@@ -360,7 +370,7 @@ def _letter_spaced(view: str) -> bool:
 def _three_single_letters(tokens: list[str]) -> bool:
     """Whether three tokens in a row are each one letter (`[^\\W\\d_]`)."""
     # Three one-character tokens in a row first, counted in C: rare in ordinary text.
-    if b"\x01\x01\x01" not in bytes(map(min, map(len, tokens), repeat(2))):
+    if b"\x01\x01\x01" not in bytes([len(word) == 1 for word in tokens]):
         return False
     run = 0
     for word in tokens:

@@ -31,7 +31,8 @@ _MARKDOWN_MARKS: Final = re.compile(
 )
 _ENTITY: Final = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,31});?")
 _PERCENT: Final = re.compile(r"%[0-9a-fA-F]{2}")
-_HAS_MARKUP: Final = re.compile(r"<[!/a-zA-Z]|-->|[*_~`]|&#?\w|%[0-9a-fA-F]{2}")
+# Every branch starts with a literal, so `re` skips ahead to one of those characters.
+_HAS_MARKUP: Final = re.compile(r"<[!/a-zA-Z]|-->|\*|_|~|`|&#?\w|%[0-9a-fA-F]{2}")
 
 
 def unmarked(text: str) -> str | None:

@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from graphs.guards.match_starts import finditer_at
+
 __all__ = [
     "IBAN_LENGTHS",
     "CardMatch",
@@ -174,7 +176,10 @@ def find_payment_cards(text: str) -> list[CardMatch]:
         return []
     ibans = _iban_shaped_spans(text)
     found: list[CardMatch] = []
-    for run in _DIGIT_RUN.finditer(text):
+    # Every run starts with a digit: try the pattern only there (its lookbehind would
+    # have the engine try every position), which finds the same runs in the same order.
+    digits = [digit.start() for digit in _DECIMAL.finditer(text)]
+    for run in finditer_at(_DIGIT_RUN, text, digits, 0, len(text)):
         cards = _cards_in_run(run.group(), run.start())
         found += [c for c in cards if not any(s < c.end and c.start < e for s, e in ibans)]
     return found

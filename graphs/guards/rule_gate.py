@@ -67,7 +67,13 @@ def gate_passes(gate: WordGate, tokens: frozenset[str]) -> bool:
     """Whether a text made of `tokens` could match (always True for an empty gate)."""
     if not gate:
         return True
-    return any(all(not words.isdisjoint(tokens) for words in need) for need in gate)
+    for need in gate:
+        for words in need:
+            if words.isdisjoint(tokens):
+                break
+        else:
+            return True
+    return False
 
 
 def gate_words(gate: WordGate) -> frozenset[str]:
