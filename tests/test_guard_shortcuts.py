@@ -21,6 +21,7 @@ from graphs.guards.match_starts import finditer_at, match_starts, start_position
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
 from graphs.guards.normalize import _join_spaced, leet_fold
 from graphs.guards.payment import _DIGIT_RUN, find_ibans, find_payment_cards
+from graphs.guards.rule_gate import view_tokens
 from graphs.guards.topic import OFF_TOPIC_KINDS, _search
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import ALL_RULES, SENTENCES
@@ -170,3 +171,14 @@ def test_off_topic_patterns_searched_at_their_prefixes_find_the_first_match(kind
         found = _search(pattern, view)
         expected = pattern.search(view)
         assert (found and found.span()) == (expected and expected.span())
+
+
+def test_ascii_views_split_into_the_tokens_the_word_pattern_finds() -> None:
+    word = re.compile(r"\w+")
+    rng = random.Random(6)
+    texts = [
+        "".join(chr(rng.randrange(128)) for _ in range(rng.randrange(30))) for _ in range(5_000)
+    ]
+    for text in [*texts, *VIEWS]:
+        view_tokens.cache_clear()
+        assert view_tokens(text)[0] == word.findall(text), repr(text)

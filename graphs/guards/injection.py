@@ -64,6 +64,7 @@ _MAX_MODEL_VIEWS: Final = 4
 _LONG_VIEW: Final = 600
 _MARGIN: Final = 24
 _MIN_PREFIX: Final = 3
+_FEW_PREFIXES: Final = 12
 Level = Literal["pass", "harden", "refuse"]
 # One sentence that asks about something ("how do I stop prompt injection?", "Welche
 # Regeln gelten?"), perhaps after a short lead-in and a colon ("Ignore the noise: what is
@@ -465,10 +466,17 @@ def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = No
 
 @cache
 def _match_starts(pattern: re.Pattern[str]) -> MatchStarts | None:
-    """The prefixes of `pattern` when each is long enough (`_MIN_PREFIX`) to occur far
-    less often than the pattern's first character could; else None (search as `re` does)."""
+    """The prefixes of `pattern` when they occur far less often than the pattern's first
+    character could: each `_MIN_PREFIX` characters long, or few of them (punctuation that
+    starts a sentence); else None (search as `re` does).
+
+    (Chosen on the benchmark's long messages: 40 one-character prefixes cost more
+    `str.find` calls than the regex costs.)"""
     starts = match_starts(pattern)
-    if starts is None or min((len(p) for _, p in starts.prefixes), default=0) < _MIN_PREFIX:
+    if starts is None:
+        return None
+    shortest = min((len(prefix) for _, prefix in starts.prefixes), default=_MIN_PREFIX)
+    if shortest < _MIN_PREFIX and len(starts.prefixes) > _FEW_PREFIXES:
         return None
     return starts
 
