@@ -182,3 +182,12 @@ def test_ascii_views_split_into_the_tokens_the_word_pattern_finds() -> None:
     for text in [*texts, *VIEWS]:
         view_tokens.cache_clear()
         assert view_tokens(text)[0] == word.findall(text), repr(text)
+
+
+@pytest.mark.parametrize("length", [401, 600, 1399, 2000, 2199])
+def test_windows_scored_together_score_as_each_window_alone(length: int) -> None:
+    model = load_model()
+    text = normalize(" ".join(_TEXTS * 3)).leet[:length]
+    starts = range(0, len(text) - WINDOW // 2, WINDOW // 2)
+    alone = max(model.probability(text[start : start + WINDOW]) for start in starts)
+    assert model.probability(text) == alone

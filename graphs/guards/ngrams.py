@@ -22,7 +22,15 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BUCKETS", "MAX_N", "bucket_features", "code_points", "ngram_buckets", "row_sums"]
+__all__ = [
+    "BUCKETS",
+    "MAX_N",
+    "bucket_features",
+    "code_points",
+    "ngram_buckets",
+    "row_features",
+    "row_sums",
+]
 
 BUCKETS: Final = 1 << 18
 MAX_N: Final = 5
@@ -109,3 +117,17 @@ def bucket_features(text: str) -> tuple[npt.NDArray[np.intp], float]:
     np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
     unique = ordered[distinct].astype(np.intp)
     return unique, 1.0 / float(np.sqrt(max(1, unique.size)))
+
+
+def row_features(rows: npt.NDArray[np.uint64]) -> list[tuple[npt.NDArray[np.intp], float]]:
+    """`bucket_features` of each row of padded code points (one text per row, all of one
+    length), hashed and sorted together: the same arrays and values, row by row."""
+    buckets = _sorted_buckets(rows)
+    distinct = np.empty(buckets.shape, dtype=bool)
+    distinct[:, :1] = True
+    np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])
+    features: list[tuple[npt.NDArray[np.intp], float]] = []
+    for row, keep in zip(buckets, distinct, strict=True):
+        unique = row[keep].astype(np.intp)
+        features.append((unique, 1.0 / float(np.sqrt(max(1, unique.size)))))
+    return features
