@@ -26,7 +26,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from graphs.guards.ngrams import BUCKETS, bucket_features, code_points, row_sums
+from graphs.guards.ngrams import BUCKETS, bucket_features, code_points, row_features, row_sums
 
 __all__ = ["MAX_WINDOWS", "WINDOW", "NgramModel", "injection_probability", "load_model"]
 
@@ -54,7 +54,7 @@ class NgramModel:
         step = WINDOW // 2
         starts = list(range(0, len(text) - step, step))
         if len(starts) <= MAX_WINDOWS:
-            return max(self._window(text[start : start + WINDOW]) for start in starts)
+            return max(self._windows(text, starts))
         spread = np.linspace(0, len(text) - WINDOW, MAX_WINDOWS).round().astype(np.intp)
         points = code_points(text)
         rows = np.full((MAX_WINDOWS, WINDOW + 2), ord(" "), dtype=np.uint64)
@@ -63,9 +63,22 @@ class NgramModel:
         return float(1.0 / (1.0 + np.exp(-logits.max())))
 
     def _window(self, text: str) -> float:
-        buckets, value = bucket_features(text)
+        return self._probability(*bucket_features(text))
+
+    def _probability(self, buckets: npt.NDArray[np.intp], value: float) -> float:
         logit = self.bias + float(self.weights[buckets].sum()) * value
         return float(1.0 / (1.0 + np.exp(-logit)))
+
+    def _windows(self, text: str, starts: list[int]) -> list[float]:
+        """`_window` of `text[start : start + WINDOW]` for each start: the full windows
+        hashed together (`row_features`), a shorter last one alone."""
+        full = [start for start in starts if start + WINDOW <= len(text)]
+        scores = [self._window(text[start : start + WINDOW]) for start in starts[len(full) :]]
+        if full:
+            rows = np.full((len(full), WINDOW + 2), ord(" "), dtype=np.uint64)
+            rows[:, 1:-1] = code_points(text)[np.array(full)[:, None] + np.arange(WINDOW)]
+            scores += [self._probability(*features) for features in row_features(rows)]
+        return scores
 
 
 @cache

@@ -13,6 +13,7 @@ import base64
 import binascii
 import re
 import unicodedata
+from collections.abc import Iterator
 from typing import Final
 
 __all__ = ["decode_runs"]
@@ -24,9 +25,24 @@ _MIN_WORDLIKE_RATIO: Final = 0.6
 _BASE64_MIN: Final = 16
 _BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _DIGIT = re.compile(r"[0-9]")
-_EIGHT_BITS = re.compile(r"[01]{8}")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
 _BINARY_RUN = re.compile(r"(?<![01])(?:[01]{8} ?){4,}(?![01])")
+
+
+def _marks(members: bytes) -> bytes:
+    """A `bytes.translate` table: `members` to "+", every other byte to "."."""
+    return bytes(ord("+") if byte in members else ord(".") for byte in range(256))
+
+
+# Stretches of characters of one kind, found in a byte translation of the text (a
+# character outside ASCII is one "?", so positions stay): 16 hex digits and separators
+# (eight pairs, each perhaps followed by one separator) and eight bits.
+_HEX_MARKS: Final = _marks(b"0123456789abcdefABCDEF :")
+_BIT_MARKS: Final = _marks(b"01")
+
+
+def _has_stretch(text: str, marks: bytes, length: int) -> bool:
+    return b"+" * length in text.encode("ascii", "replace").translate(marks)
 
 
 def decode_runs(text: str, depth: int = 2) -> tuple[str, ...]:
@@ -41,17 +57,15 @@ def _collapse(text: str) -> str:
 def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
     """Texts decoded from base64, hex and binary runs in `text` (capped, recursive)."""
     found: list[str] = []
-    for pattern, decoder, precheck in (
-        (_BASE64_RUN, _decode_base64, _may_hold_base64),
-        (_HEX_RUN, _decode_hex, _may_hold_hex),
-        (_BINARY_RUN, _decode_binary, _may_hold_binary),
+    for runs, decoder in (
+        (_base64_runs, _decode_base64),
+        (_hex_runs, _decode_hex),
+        (_binary_runs, _decode_binary),
     ):
-        if not precheck(text):
-            continue
-        for match in pattern.finditer(text):
+        for run in runs(text):
             if len(found) >= _MAX_DECODED_RUNS:
                 return tuple(found)
-            decoded = decoder(match.group()[:_MAX_RUN_CHARS])
+            decoded = decoder(run[:_MAX_RUN_CHARS])
             if decoded is not None:
                 found.append(_collapse(unicodedata.normalize("NFKC", decoded)))
     if depth > 1:
@@ -59,19 +73,30 @@ def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
     return tuple(found[:_MAX_DECODED_RUNS])
 
 
-# Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run is a
-# 16-character stretch without whitespace; hex that decodes to text holds a digit (every
-# printable ASCII byte has one in its high nibble); a binary run holds eight bits in a row.
-def _may_hold_base64(text: str) -> bool:
-    return max(map(len, text.split()), default=0) >= _BASE64_MIN
+# Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run holds
+# no whitespace, so only whitespace-free tokens of 16 characters or more are searched; hex
+# that decodes to text holds a digit (every printable ASCII byte has one in its high
+# nibble) and 16 hex digits and separators in a row; a binary run holds eight bits in a
+# row. Each run is found, in order, as `pattern.finditer(text)` finds it.
+def _base64_runs(text: str) -> Iterator[str]:
+    for token in text.split():
+        if len(token) >= _BASE64_MIN:
+            for match in _BASE64_RUN.finditer(token):
+                yield match.group()
 
 
-def _may_hold_hex(text: str) -> bool:
-    return _DIGIT.search(text) is not None
+def _hex_runs(text: str) -> Iterator[str]:
+    if _DIGIT.search(text) is None or not _has_stretch(text, _HEX_MARKS, 16):
+        return
+    for match in _HEX_RUN.finditer(text):
+        yield match.group()
 
 
-def _may_hold_binary(text: str) -> bool:
-    return _EIGHT_BITS.search(text) is not None
+def _binary_runs(text: str) -> Iterator[str]:
+    if not _has_stretch(text, _BIT_MARKS, 8):
+        return
+    for match in _BINARY_RUN.finditer(text):
+        yield match.group()
 
 
 def _decode_base64(run: str) -> str | None:

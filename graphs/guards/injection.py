@@ -27,7 +27,7 @@ import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Final, Literal
 
 import numpy as np
@@ -41,6 +41,7 @@ from graphs.guards.exfiltration_rules import (
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.languages import LANGUAGE_RULES
+from graphs.guards.match_starts import MatchStarts, finditer_at, match_starts, start_positions
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
@@ -62,6 +63,8 @@ _MAX_MODEL_VIEWS: Final = 4
 # message costs about what its hits cost.
 _LONG_VIEW: Final = 600
 _MARGIN: Final = 24
+_MIN_PREFIX: Final = 3
+_FEW_PREFIXES: Final = 12
 Level = Literal["pass", "harden", "refuse"]
 # One sentence that asks about something ("how do I stop prompt injection?", "Welche
 # Regeln gelten?"), perhaps after a short lead-in and a colon ("Ignore the noise: what is
@@ -140,12 +143,16 @@ class _RuleIndex:
         found = set(self._always)
         for token in tokens & self._by_word.keys():
             found.update(self._by_word[token])
-        needles = (
-            self._ascii_needles if view.isascii() else self._ascii_needles + self._other_needles
-        )
-        for needle, index in needles:
+        for needle, index in self._ascii_needles:
             if index not in found and needle in view:
                 found.add(index)
+        if not view.isascii():
+            # A needle can only occur where its first character does: one set of the
+            # view's characters spares most of the other scripts' needles a search.
+            chars = set(view)
+            for needle, index in self._other_needles:
+                if index not in found and needle[0] in chars and needle in view:
+                    found.add(index)
         return [
             self._rules[index] for index in sorted(found) if gate_passes(self._gates[index], tokens)
         ]
@@ -293,14 +300,21 @@ def _score_view(
         rules += [FLOODING_RULE, NUMBER_FLOODING_RULE]
     long_view = len(view) > _LONG_VIEW
     sites: dict[str, list[int]] = {}
+    # Rules with the same prefilter words and reach read the same stretches.
+    stretches: dict[object, list[tuple[int, int]] | None] = {}
     for rule in rules:
-        spans: list[tuple[int, int]] | None
+        if weights.get(rule.name, 0.0) >= rule.weight:
+            continue  # nothing this rule finds could raise its weight
+        spans: list[tuple[int, int]] | None = None
         if focus is not None:
-            spans = _around(focus, rule.reach + _MARGIN, len(view))
+            if rule.reach not in stretches:
+                stretches[rule.reach] = _around(focus, rule.reach + _MARGIN, len(view))
+            spans = stretches[rule.reach]
         elif long_view:
-            spans = _spans(rule, view, unique, sites)
-        else:
-            spans = None
+            key = (bool(rule.words), rule.words & unique, rule.needles, rule.reach)
+            if key not in stretches:
+                stretches[key] = _spans(rule, view, unique, sites)
+            spans = stretches[key]
         _record(rule, view, spans, weights)
 
 
@@ -345,8 +359,8 @@ def _letter_spaced(view: str) -> bool:
     inside one token of 24 characters or more."""
     tokens = view_tokens(view)[0]
     if (
-        _TWO_SPACED.search(view) is not None
-        and _three_single_letters(tokens)
+        _three_single_letters(tokens)
+        and _TWO_SPACED.search(view) is not None
         and _SPACED_LETTERS.search(view) is not None
     ):
         return True
@@ -356,6 +370,9 @@ def _letter_spaced(view: str) -> bool:
 
 def _three_single_letters(tokens: list[str]) -> bool:
     """Whether three tokens in a row are each one letter (`[^\\W\\d_]`)."""
+    # Three one-character tokens in a row first, counted in C: rare in ordinary text.
+    if b"\x01\x01\x01" not in bytes([len(word) == 1 for word in tokens]):
+        return False
     run = 0
     for word in tokens:
         if len(word) == 1 and word != "_" and not word.isdecimal():
@@ -425,16 +442,43 @@ def _occurrences(view: str, needle: str) -> list[int]:
 
 def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = None) -> float:
     """The rule's weight at its least damped match in `view` (only inside `spans` when
-    given), or 0 if it does not match."""
+    given), or 0 if it does not match. The matches are those of `finditer`, found by
+    trying the pattern only where one of its prefixes occurs when it has such prefixes
+    (see `match_starts`)."""
     best = 0.0
+    starts = _match_starts(rule.pattern)
     for start, end in spans if spans is not None else [(0, len(view))]:
-        for match in rule.pattern.finditer(view, start, end):
+        matches = (
+            rule.pattern.finditer(view, start, end)
+            if starts is None
+            else finditer_at(
+                rule.pattern, view, start_positions(starts, view, start, end), start, end
+            )
+        )
+        for match in matches:
             if end < len(view) and rule.pattern.match(view, match.start()) is None:
                 continue  # matched only because the span cut the text short ("$")
             if not rule.dampened or not _asks_about(view, match.start()):
                 return rule.weight
             best = rule.weight * _DAMPING
     return best
+
+
+@cache
+def _match_starts(pattern: re.Pattern[str]) -> MatchStarts | None:
+    """The prefixes of `pattern` when they occur far less often than the pattern's first
+    character could: each `_MIN_PREFIX` characters long, or few of them (punctuation that
+    starts a sentence); else None (search as `re` does).
+
+    (Chosen on the benchmark's long messages: 40 one-character prefixes cost more
+    `str.find` calls than the regex costs.)"""
+    starts = match_starts(pattern)
+    if starts is None:
+        return None
+    shortest = min((len(prefix) for _, prefix in starts.prefixes), default=_MIN_PREFIX)
+    if shortest < _MIN_PREFIX and len(starts.prefixes) > _FEW_PREFIXES:
+        return None
+    return starts
 
 
 def _asks_about(view: str, position: int) -> bool:
@@ -447,18 +491,31 @@ def _typo_fold(text: str) -> str:
     # Most texts hold no scrambled keyword: look each distinct word up once, and rewrite
     # the text only when one of them is. Every run of `_LONG_WORD` lies inside one `\w+`
     # token, so the view's (cached) distinct tokens give the same words as a findall.
-    words: set[str] = set()
-    for token in view_tokens(text)[1]:
-        if len(token) < 5:
-            continue
-        if token.isascii() and token.isalpha() and token.islower():
-            words.add(token)
-        else:
-            words.update(_LONG_WORD.findall(token))
-    words -= _KEYWORD_SET
-    if not any(_restored(word) != word for word in words):
-        return text
-    return _LONG_WORD.sub(_restore_keyword, text)
+    # Tokens already seen to hold none are remembered, so ordinary words cost one set
+    # difference.
+    unseen = view_tokens(text)[1] - _PLAIN_TOKENS
+    if any(map(_scrambled, unseen)):
+        return _LONG_WORD.sub(_restore_keyword, text)
+    if len(_PLAIN_TOKENS) + len(unseen) > _MAX_PLAIN_TOKENS:
+        _PLAIN_TOKENS.clear()
+    _PLAIN_TOKENS.update(unseen)
+    return text
+
+
+# Tokens known to hold no scrambled keyword (see `_typo_fold`); cleared when full.
+_PLAIN_TOKENS: Final[set[str]] = set()
+_MAX_PLAIN_TOKENS: Final = 1 << 16
+
+
+def _scrambled(token: str) -> bool:
+    """Whether a `_LONG_WORD` run inside `token` is a scrambled keyword."""
+    if len(token) < 5:
+        return False
+    if token.isascii() and token.isalpha() and token.islower():
+        words = {token}
+    else:
+        words = set(_LONG_WORD.findall(token))
+    return any(_restored(word) != word for word in words - _KEYWORD_SET)
 
 
 @lru_cache(maxsize=1 << 16)

@@ -22,7 +22,15 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["BUCKETS", "MAX_N", "bucket_features", "code_points", "ngram_buckets", "row_sums"]
+__all__ = [
+    "BUCKETS",
+    "MAX_N",
+    "bucket_features",
+    "code_points",
+    "ngram_buckets",
+    "row_features",
+    "row_sums",
+]
 
 BUCKETS: Final = 1 << 18
 MAX_N: Final = 5
@@ -55,9 +63,26 @@ def _rolling(points: npt.NDArray[np.uint64]) -> list[npt.NDArray[np.uint64]]:
     with np.errstate(over="ignore"):
         for n in range(1, min(MAX_N, length) + 1):
             count = length - n + 1
-            rolling = rolling[..., :count] * _MIX + points[..., n - 1 :]
-            rows.append(((rolling * _MULTIPLIERS[n - 1]) >> _SHIFT) & _MASK)
+            rolling = rolling[..., :count] * _MIX
+            rolling += points[..., n - 1 :]
+            hashed = rolling * _MULTIPLIERS[n - 1]
+            hashed >>= _SHIFT
+            hashed &= _MASK
+            rows.append(hashed)
     return rows
+
+
+def _sorted_buckets(points: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
+    """Every n-gram bucket of `points` (padded code points, one text per row), sorted
+    along the last axis. Buckets fit in 32 bits, which sort faster than 64-bit ones."""
+    pieces = _rolling(points)
+    buckets = np.empty((*points.shape[:-1], sum(p.shape[-1] for p in pieces)), dtype=np.uint32)
+    offset = 0
+    for piece in pieces:
+        buckets[..., offset : offset + piece.shape[-1]] = piece
+        offset += piece.shape[-1]
+    buckets.sort(axis=-1)
+    return buckets
 
 
 def row_sums(
@@ -65,13 +90,16 @@ def row_sums(
 ) -> npt.NDArray[np.float64]:
     """For each row of padded code points, the dot product of its `bucket_features` with
     `weights`: the same number `bucket_features` gives one text, for many at once."""
-    # Buckets fit in 32 bits, which sort faster than 64-bit indices.
-    buckets = np.sort(np.concatenate(_rolling(rows), axis=1).astype(np.uint32), axis=1)
+    buckets = _sorted_buckets(rows)
     distinct = np.empty(buckets.shape, dtype=bool)
     distinct[:, :1] = True
     np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])
-    sums = np.where(distinct, weights[buckets], 0.0).sum(axis=1, dtype=np.float64)
-    counts = np.maximum(1, distinct.sum(axis=1))
+    # Each distinct bucket's weight once, in sorted order, a repeat counting zero: summed
+    # in that order, as float64.
+    values = np.take(weights, buckets)
+    values *= distinct
+    sums = values.sum(axis=1, dtype=np.float64)
+    counts = np.maximum(1, np.count_nonzero(distinct, axis=1))
     return np.asarray(sums / np.sqrt(counts), dtype=np.float64)
 
 
@@ -83,9 +111,23 @@ def ngram_buckets(text: str) -> npt.NDArray[np.intp]:
 def bucket_features(text: str) -> tuple[npt.NDArray[np.intp], float]:
     """The distinct buckets of a text's n-grams and the value each carries: every present
     bucket counts once, and the vector is scaled to unit length (1 / sqrt(count))."""
-    ordered = np.sort(ngram_buckets(text))
+    ordered = _sorted_buckets(_code_points(text))
     distinct = np.empty(ordered.size, dtype=bool)
     distinct[:1] = True
     np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
-    unique = ordered[distinct]
+    unique = ordered[distinct].astype(np.intp)
     return unique, 1.0 / float(np.sqrt(max(1, unique.size)))
+
+
+def row_features(rows: npt.NDArray[np.uint64]) -> list[tuple[npt.NDArray[np.intp], float]]:
+    """`bucket_features` of each row of padded code points (one text per row, all of one
+    length), hashed and sorted together: the same arrays and values, row by row."""
+    buckets = _sorted_buckets(rows)
+    distinct = np.empty(buckets.shape, dtype=bool)
+    distinct[:, :1] = True
+    np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])
+    features: list[tuple[npt.NDArray[np.intp], float]] = []
+    for row, keep in zip(buckets, distinct, strict=True):
+        unique = row[keep].astype(np.intp)
+        features.append((unique, 1.0 / float(np.sqrt(max(1, unique.size)))))
+    return features

@@ -45,6 +45,9 @@ _TAG_CHARS = re.compile("[\U000e0000-\U000e007f]+")
 _EMOJI_TAG_FLAG = re.compile("\U0001f3f4[\U000e0030-\U000e0039\U000e0061-\U000e007a]+\U000e007f")
 # A word spelled with single spaces between its characters: "i g n o r e" (>= 3 chars).
 _SPACED_WORD = re.compile(r"(?<!\S)(?:[^\W_] ){2,}[^\W_](?!\S)")
+# Inside every `_SPACED_WORD` match, one character after its start: " g n" (then no \S).
+# A literal first character lets the regex engine skip ahead, unlike the lookbehind.
+_SPACED_HINT = re.compile(r" [^\W_] [^\W_](?!\S)")
 _COMBINING_ACCENT = re.compile("[\u0300-\u036f]")
 
 _LEET_TABLE: Final = str.maketrans(
@@ -58,6 +61,8 @@ _LEET_TOKEN = re.compile(
     r"(?<![a-z0-9@$|!])(?=[0-9@$|!]*[a-z])(?=[a-z]*[0-9@$|!])[a-z0-9@$|!]*[a-z0-9@$]"
 )
 _LEET_CHARS = re.compile(r"[0-9@$|!]")
+_LEET_RUN: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789@$|!")
+_LETTER = re.compile("[a-z]")
 _ASCII_INVISIBLE: Final = {
     point: None for point in range(128) if INVISIBLE.fullmatch(chr(point)) is not None
 }
@@ -108,7 +113,8 @@ def normalize(text: str) -> NormalizedText:
         stripped, hidden = _strip_tags(text)
         cleaned = unicodedata.normalize("NFKC", INVISIBLE.sub("", BLANK.sub(" ", stripped)))
     visible = _collapse(cleaned)
-    folded = fold(_collapse(_join_spaced(cleaned)))
+    joined = _join_spaced(cleaned)
+    folded = fold(visible if joined is cleaned else _collapse(joined))
     leet = leet_fold(folded)
     marked = unmarked(cleaned)
     unmarked_view = leet_fold(fold(_collapse(_join_spaced(marked)))) if marked else ""
@@ -134,14 +140,39 @@ def fold(text: str) -> str:
 
 
 def leet_fold(text: str) -> str:
-    """Read leetspeak digits and symbols inside words as letters ("pr3v10us" -> "previous")."""
-    if _LEET_CHARS.search(text) is None:
+    """Read leetspeak digits and symbols inside words as letters ("pr3v10us" -> "previous").
+
+    What `_LEET_TOKEN.sub` would do, read off the few leetspeak characters instead of
+    trying the pattern at every position: each maximal run of `[a-z0-9@$|!]` that holds a
+    leetspeak character and a letter is translated, but for its trailing "|" and "!"."""
+    first = _LEET_CHARS.search(text)
+    if first is None:
         return text
-    return _LEET_TOKEN.sub(_fold_leet_token, text)
+    parts: list[str] = []
+    done = 0  # text[:done] is in `parts`
+    for hit in _LEET_CHARS.finditer(text, first.start()):
+        if hit.start() < done:
+            continue  # inside a run already read
+        start, end = _run_around(text, hit.start())
+        run = text[start:end]
+        token = run.rstrip("|!")
+        if _LETTER.search(run) is not None:
+            parts += [text[done:start], token.translate(_LEET_TABLE), run[len(token) :]]
+        else:
+            parts.append(text[done:end])
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
-def _fold_leet_token(match: re.Match[str]) -> str:
-    return match.group().translate(_LEET_TABLE)
+def _run_around(text: str, position: int) -> tuple[int, int]:
+    """The maximal run of `_LEET_RUN` characters around `position`."""
+    start, end = position, position + 1
+    while start > 0 and text[start - 1] in _LEET_RUN:
+        start -= 1
+    while end < len(text) and text[end] in _LEET_RUN:
+        end += 1
+    return start, end
 
 
 def _collapse(text: str) -> str:
@@ -149,9 +180,20 @@ def _collapse(text: str) -> str:
 
 
 def _join_spaced(text: str) -> str:
-    if " " not in text:
+    if " " not in text or not _has_spaced_word(text):
         return text
     return _SPACED_WORD.sub(lambda m: m.group().replace(" ", ""), text)
+
+
+def _has_spaced_word(text: str) -> bool:
+    """Whether `_SPACED_WORD` matches `text`. A match at `s` holds a `_SPACED_HINT` at
+    `s + 1`; the hint search may report the one at `s - 1` instead (they overlap), so
+    both neighbours of every hint are tried."""
+    for hint in _SPACED_HINT.finditer(text):
+        at = hint.start()
+        if _SPACED_WORD.match(text, at + 1) or (at and _SPACED_WORD.match(text, at - 1)):
+            return True
+    return False
 
 
 def _strip_tags(text: str) -> tuple[str, str]:

@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from graphs.guards.match_starts import finditer_at
+
 __all__ = [
     "IBAN_LENGTHS",
     "CardMatch",
@@ -110,6 +112,8 @@ IBAN_LENGTHS: Final[dict[str, int]] = {
     "DZ": 26, "GA": 27, "GQ": 27, "GW": 25, "IR": 26, "KM": 27, "MA": 28, "MG": 27,
     "ML": 28, "MZ": 25, "NE": 28, "SN": 28, "TD": 27, "TG": 28,
 }  # fmt: skip
+_DECIMAL = re.compile(r"\d")
+_DIGIT_PAIR = re.compile("[0-9][0-9]")
 _IBAN_START = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]{2}[0-9]{2})")
 _IBAN_GROUPS = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
 _ALNUM_GROUP = re.compile(r"[A-Za-z0-9]+")
@@ -168,11 +172,14 @@ def find_payment_cards(text: str) -> list[CardMatch]:
 
     Numbers inside IBAN-shaped strings are not cards (see the module docstring).
     """
-    if not any(char.isdecimal() for char in text):
+    if _DECIMAL.search(text) is None:  # `\d`: category Nd, as `str.isdecimal`
         return []
     ibans = _iban_shaped_spans(text)
     found: list[CardMatch] = []
-    for run in _DIGIT_RUN.finditer(text):
+    # Every run starts with a digit: try the pattern only there (its lookbehind would
+    # have the engine try every position), which finds the same runs in the same order.
+    digits = [digit.start() for digit in _DECIMAL.finditer(text)]
+    for run in finditer_at(_DIGIT_RUN, text, digits, 0, len(text)):
         cards = _cards_in_run(run.group(), run.start())
         found += [c for c in cards if not any(s < c.end and c.start < e for s, e in ibans)]
     return found
@@ -223,6 +230,8 @@ def find_ibans(text: str) -> list[IbanMatch]:
     """Every valid IBAN in `text`, left to right."""
     found: list[IbanMatch] = []
     position = 0
+    if not _may_hold_iban(text):
+        return found
     for start_match in _IBAN_START.finditer(text):
         start = start_match.start()
         if start < position:
@@ -255,6 +264,17 @@ def _iban_end(text: str, start: int) -> int | None:
     return index
 
 
+def _may_hold_iban(text: str) -> bool:
+    """Whether `_IBAN_START` can match: two ASCII letters before two digits. The digit
+    pairs are found first (a literal class, which the regex engine skips to; the lookbehind
+    `_IBAN_START` starts with gives it no such help), at the start of each run of digits."""
+    for pair in _DIGIT_PAIR.finditer(text):
+        before = text[max(0, pair.start() - 2) : pair.start()]
+        if len(before) == 2 and before.isascii() and before.isalpha():
+            return True
+    return False
+
+
 def _is_alnum_at(text: str, index: int) -> bool:
     return index < len(text) and text[index].isascii() and text[index].isalnum()
 
@@ -262,6 +282,8 @@ def _is_alnum_at(text: str, index: int) -> bool:
 def _iban_shaped_spans(text: str) -> list[tuple[int, int]]:
     """Spans of strings shaped like an IBAN of a known country, whatever their checksum."""
     spans: list[tuple[int, int]] = []
+    if not _may_hold_iban(text):
+        return spans
     for head in _IBAN_START.finditer(text):
         start = head.start()
         length = IBAN_LENGTHS.get(text[start : start + 2].upper())

@@ -32,6 +32,10 @@ WordGate = tuple[tuple[frozenset[str], ...], ...]
 
 _LIMIT: Final = 256
 _TOKEN: Final = re.compile(r"\w+")
+# ASCII word characters (`\w`) kept, every other ASCII character a space.
+_WORD_BYTES: Final = bytes(
+    point if _TOKEN.fullmatch(chr(point)) else ord(" ") for point in range(128)
+) + bytes(range(128, 256))
 _SEPARATOR_AT: Final = frozenset(
     {sre.AT_BOUNDARY, sre.AT_BEGINNING, sre.AT_BEGINNING_STRING, sre.AT_END, sre.AT_END_STRING}
 )
@@ -59,7 +63,11 @@ def word_gate(pattern: re.Pattern[str]) -> WordGate:
 @lru_cache(maxsize=32)
 def view_tokens(view: str) -> tuple[list[str], frozenset[str]]:
     """The `\\w+` tokens of `view`, in order and as a set (cached: every guard asks)."""
-    tokens = _TOKEN.findall(view)
+    if view.isascii():
+        # The same tokens, faster: every non-word character made a space, then split.
+        tokens = view.encode("ascii").translate(_WORD_BYTES).decode("ascii").split()
+    else:
+        tokens = _TOKEN.findall(view)
     return tokens, frozenset(tokens)
 
 
@@ -67,7 +75,13 @@ def gate_passes(gate: WordGate, tokens: frozenset[str]) -> bool:
     """Whether a text made of `tokens` could match (always True for an empty gate)."""
     if not gate:
         return True
-    return any(all(not words.isdisjoint(tokens) for words in need) for need in gate)
+    for need in gate:
+        for words in need:
+            if words.isdisjoint(tokens):
+                break
+        else:
+            return True
+    return False
 
 
 def gate_words(gate: WordGate) -> frozenset[str]:

@@ -20,6 +20,7 @@ from functools import lru_cache
 from typing import Final
 
 from graphs.guards.injection_rules import MAX_REACH, match_width
+from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 
@@ -105,6 +106,11 @@ _GATES: Final = tuple(word_gate(pattern) for _, pattern in OFF_TOPIC_KINDS)
 _WORDS: Final = tuple(gate_words(gate) for gate in _GATES)
 _REACH: Final = tuple(min(MAX_REACH, match_width(pattern)) + 24 for _, pattern in OFF_TOPIC_KINDS)
 _SHORT: Final = 600
+_STARTS: Final = {
+    pattern: starts
+    for _, pattern in OFF_TOPIC_KINDS
+    if (starts := match_starts(pattern)) is not None
+}
 # Every top-level branch of these kinds' patterns begins with `_REQUEST`, whose first item
 # is the start of the text or a ".", "!" or "?": each match starts at one of those places,
 # so a long text is only tried there (about one place per sentence).
@@ -139,10 +145,19 @@ def _found(
     """Whether `pattern` matches `folded`; a long text is only read at sentence starts (see
     `AT_SENTENCE_START`) or near the gate's words."""
     if len(folded) <= _SHORT or (not words and kind not in AT_SENTENCE_START):
-        return pattern.search(folded) is not None
+        return _search(pattern, folded) is not None
     if kind in AT_SENTENCE_START:
         return any(pattern.match(folded, start) for start in _sentence_starts(folded))
     return search_near(pattern, folded, words & tokens, reach) is not None
+
+
+def _search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """`pattern.search(text)`, tried only where a match can start (see `match_starts`)."""
+    starts = _STARTS.get(pattern)
+    if starts is None:
+        return pattern.search(text)
+    positions = start_positions(starts, text, 0, len(text))
+    return next(finditer_at(pattern, text, positions, 0, len(text)), None)
 
 
 @lru_cache(maxsize=8)
