@@ -56,10 +56,7 @@ class NgramModel:
         if len(starts) <= MAX_WINDOWS:
             return max(self._windows(text, starts))
         spread = np.linspace(0, len(text) - WINDOW, MAX_WINDOWS).round().astype(np.intp)
-        points = code_points(text)
-        rows = np.full((MAX_WINDOWS, WINDOW + 2), ord(" "), dtype=np.uint64)
-        rows[:, 1:-1] = points[spread[:, None] + np.arange(WINDOW)]
-        logits = self.bias + row_sums(rows, self.weights)
+        logits = self.bias + row_sums(_window_rows(text, spread), self.weights)
         return float(1.0 / (1.0 + np.exp(-logits.max())))
 
     def _window(self, text: str) -> float:
@@ -75,10 +72,17 @@ class NgramModel:
         full = [start for start in starts if start + WINDOW <= len(text)]
         scores = [self._window(text[start : start + WINDOW]) for start in starts[len(full) :]]
         if full:
-            rows = np.full((len(full), WINDOW + 2), ord(" "), dtype=np.uint64)
-            rows[:, 1:-1] = code_points(text)[np.array(full)[:, None] + np.arange(WINDOW)]
+            rows = _window_rows(text, np.array(full))
             scores += [self._probability(*features) for features in row_features(rows)]
         return scores
+
+
+def _window_rows(text: str, starts: npt.NDArray[np.intp]) -> npt.NDArray[np.uint64]:
+    """The `WINDOW`-character windows of `text` at `starts`, one padded row each, as the
+    n-gram hash reads a text (a space before and after)."""
+    rows = np.full((len(starts), WINDOW + 2), ord(" "), dtype=np.uint64)
+    rows[:, 1:-1] = code_points(text)[starts[:, None] + np.arange(WINDOW)]
+    return rows
 
 
 @cache

@@ -41,7 +41,7 @@ from graphs.guards.exfiltration_rules import (
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, MAX_REACH, Rule
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.languages import LANGUAGE_RULES
-from graphs.guards.match_starts import MatchStarts, finditer_at, match_starts, start_positions
+from graphs.guards.match_starts import MatchStarts, finditer_from, match_starts
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
@@ -448,14 +448,7 @@ def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = No
     best = 0.0
     starts = _match_starts(rule.pattern)
     for start, end in spans if spans is not None else [(0, len(view))]:
-        matches = (
-            rule.pattern.finditer(view, start, end)
-            if starts is None
-            else finditer_at(
-                rule.pattern, view, start_positions(starts, view, start, end), start, end
-            )
-        )
-        for match in matches:
+        for match in finditer_from(rule.pattern, starts, view, start, end):
             if end < len(view) and rule.pattern.match(view, match.start()) is None:
                 continue  # matched only because the span cut the text short ("$")
             if not rule.dampened or not _asks_about(view, match.start()):

@@ -27,7 +27,7 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any, Final
 
-__all__ = ["MatchStarts", "finditer_at", "match_starts", "start_positions"]
+__all__ = ["MatchStarts", "finditer_at", "finditer_from", "match_starts", "start_positions"]
 
 _LENGTH: Final = 4
 _LIMIT: Final = 256  # prefixes per pattern; more and a shorter length is tried
@@ -215,3 +215,13 @@ def start_positions(starts: MatchStarts, text: str, pos: int, endpos: int) -> li
             found = text.find(prefix, found + 1, endpos)
     positions.sort()
     return positions
+
+
+def finditer_from(
+    pattern: re.Pattern[str], starts: MatchStarts | None, text: str, pos: int, endpos: int
+) -> Iterator[re.Match[str]]:
+    """The matches of `pattern.finditer(text, pos, endpos)`: tried only where a match can
+    start when `starts` (from `match_starts`) names those places, else found as `re` does."""
+    if starts is None:
+        return pattern.finditer(text, pos, endpos)
+    return finditer_at(pattern, text, start_positions(starts, text, pos, endpos), pos, endpos)

@@ -91,9 +91,7 @@ def row_sums(
     """For each row of padded code points, the dot product of its `bucket_features` with
     `weights`: the same number `bucket_features` gives one text, for many at once."""
     buckets = _sorted_buckets(rows)
-    distinct = np.empty(buckets.shape, dtype=bool)
-    distinct[:, :1] = True
-    np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])
+    distinct = _first_of_each(buckets)
     # Each distinct bucket's weight once, in sorted order, a repeat counting zero: summed
     # in that order, as float64.
     values = np.take(weights, buckets)
@@ -112,22 +110,29 @@ def bucket_features(text: str) -> tuple[npt.NDArray[np.intp], float]:
     """The distinct buckets of a text's n-grams and the value each carries: every present
     bucket counts once, and the vector is scaled to unit length (1 / sqrt(count))."""
     ordered = _sorted_buckets(_code_points(text))
-    distinct = np.empty(ordered.size, dtype=bool)
-    distinct[:1] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=distinct[1:])
-    unique = ordered[distinct].astype(np.intp)
-    return unique, 1.0 / float(np.sqrt(max(1, unique.size)))
+    return _features(ordered, _first_of_each(ordered))
 
 
 def row_features(rows: npt.NDArray[np.uint64]) -> list[tuple[npt.NDArray[np.intp], float]]:
     """`bucket_features` of each row of padded code points (one text per row, all of one
     length), hashed and sorted together: the same arrays and values, row by row."""
     buckets = _sorted_buckets(rows)
-    distinct = np.empty(buckets.shape, dtype=bool)
-    distinct[:, :1] = True
-    np.not_equal(buckets[:, 1:], buckets[:, :-1], out=distinct[:, 1:])
-    features: list[tuple[npt.NDArray[np.intp], float]] = []
-    for row, keep in zip(buckets, distinct, strict=True):
-        unique = row[keep].astype(np.intp)
-        features.append((unique, 1.0 / float(np.sqrt(max(1, unique.size)))))
-    return features
+    distinct = _first_of_each(buckets)
+    return [_features(row, keep) for row, keep in zip(buckets, distinct, strict=True)]
+
+
+def _first_of_each(ordered: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
+    """True at the first of each run of equal buckets along the last axis (`ordered` is
+    sorted along it), so every distinct bucket is marked once."""
+    distinct = np.empty(ordered.shape, dtype=bool)
+    distinct[..., :1] = True
+    np.not_equal(ordered[..., 1:], ordered[..., :-1], out=distinct[..., 1:])
+    return distinct
+
+
+def _features(
+    ordered: npt.NDArray[np.uint32], distinct: npt.NDArray[np.bool_]
+) -> tuple[npt.NDArray[np.intp], float]:
+    """One text's distinct buckets and the value each carries (1 / sqrt(count))."""
+    unique = ordered[distinct].astype(np.intp)
+    return unique, 1.0 / float(np.sqrt(max(1, unique.size)))

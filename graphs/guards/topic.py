@@ -20,7 +20,7 @@ from functools import lru_cache
 from typing import Final
 
 from graphs.guards.injection_rules import MAX_REACH, match_width
-from graphs.guards.match_starts import finditer_at, match_starts, start_positions
+from graphs.guards.match_starts import finditer_from, match_starts
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 
@@ -153,11 +153,7 @@ def _found(
 
 def _search(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     """`pattern.search(text)`, tried only where a match can start (see `match_starts`)."""
-    starts = _STARTS.get(pattern)
-    if starts is None:
-        return pattern.search(text)
-    positions = start_positions(starts, text, 0, len(text))
-    return next(finditer_at(pattern, text, positions, 0, len(text)), None)
+    return next(finditer_from(pattern, _STARTS.get(pattern), text, 0, len(text)), None)
 
 
 @lru_cache(maxsize=8)
