@@ -66,7 +66,7 @@ def stem_weights(question: str, texts: Iterable[str]) -> dict[str, float]:
     scaled so that the question's stems weigh 1 on average. A word every passage repeats
     ("Discord" on the Discord page) then counts less than the one word that only the
     answer holds ("reconnect")."""
-    wanted = set(content_stems(question))
+    wanted = dict.fromkeys(content_stems(question))  # in order: the same mean every run
     units = [set(content_stems(s.text)) for text in texts for s in split_sentences(text)]
     if not wanted or not units:
         return dict.fromkeys(wanted, 1.0)
@@ -150,7 +150,7 @@ def pick_sentences(
     ending in ":" brings the list it introduces.
     """
     sentences = split_sentences(text, heading=section)
-    page = frozenset(content_stems(title))
+    page = _stem_set(title)
     wanted = _weighted(question, weights)
     if not sentences:
         return [], 0.0
@@ -184,22 +184,30 @@ def _weighted(question: str, weights: Mapping[str, float] | None) -> dict[str, f
 
 
 def _sum(wanted: Mapping[str, float], stems: Iterable[str]) -> float:
-    return sum(wanted[stem] for stem in set(stems) if stem in wanted)
+    """The weight of the question stems among `stems`, added in the question's order: the
+    same stems always give the same float (a set's order changes with the hash seed), so
+    equal scores tie and the earlier sentence wins."""
+    held = set(stems)
+    return sum(weight for stem, weight in wanted.items() if stem in held)
+
+
+@functools.lru_cache(maxsize=1024)
+def _stem_set(text: str) -> frozenset[str]:
+    """The content stems of a heading or title: every unit under a heading asks for them."""
+    return frozenset(content_stems(text))
 
 
 def _heading_stems(sentence: Sentence, wanted: Mapping[str, float]) -> int:
-    return len(wanted.keys() & set(content_stems(sentence.heading)))
+    return len(wanted.keys() & _stem_set(sentence.heading))
 
 
-def _answers_section(
-    sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str] = frozenset()
-) -> bool:
+def _answers_section(sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str]) -> bool:
     """Whether `sentence` opens a section named after the question: its heading holds 2/3
     of the weight of the question's stems, or is itself a question (an FAQ entry) that
     holds 2/3 of them by count (a paraphrase may swap a telling word: "say" for "answer")."""
     if not sentence.opening or not wanted:
         return False
-    held = page.union(content_stems(sentence.heading))
+    held = page | _stem_set(sentence.heading)
     if _sum(wanted, held) * 3 >= sum(wanted.values()) * 2:
         return True
     faq_entry = sentence.heading.endswith("?")
@@ -251,11 +259,9 @@ def _own_stems(sentence: Sentence, wanted: Mapping[str, float]) -> float:
     return _sum(wanted, said) + _sum(wanted, set(content_stems(text)) - said) / 2
 
 
-def _score(
-    sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str] = frozenset()
-) -> float:
+def _score(sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str]) -> float:
     own = _own_stems(sentence, wanted)
-    heading = _sum(wanted, content_stems(sentence.heading))
+    heading = _sum(wanted, _stem_set(sentence.heading))
     # Opening a section named after the question: its stems count again, all of them more.
     every = _heading_stems(sentence, wanted) == len(wanted)
     opening = heading + every if _answers_section(sentence, wanted, page) else 0
