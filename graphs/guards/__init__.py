@@ -15,6 +15,7 @@ from graphs.guards.injection import (
     assess_injection,
     injection_risks,
     injection_score,
+    prepare_rules,
 )
 from graphs.guards.input_guard import MESSAGES, check_input, check_sensitive
 from graphs.guards.normalize import NormalizedText, normalize
@@ -63,4 +64,5 @@ __all__ = [
     "luhn_is_valid",
     "normalize",
     "off_topic_kind",
+    "prepare_rules",
 ]

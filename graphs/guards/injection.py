@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from pathlib import Path
 from typing import Final, Literal
 
 import numpy as np
@@ -43,6 +44,7 @@ from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.match_starts import MatchStarts, finditer_from, match_starts
 from graphs.guards.normalize import NormalizedText, normalize
+from graphs.guards.prescreen import Prescreen
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "assess_injection",
     "injection_risks",
     "injection_score",
+    "prepare_rules",
 ]
 
 INJECTION_THRESHOLD: Final = 1.0
@@ -119,9 +122,11 @@ _KEYWORDS: Final = (
 
 
 class _RuleIndex:
-    """Rules indexed by their prefilter, so a view only tries the rules it could match."""
+    """Rules indexed by their prefilter, so a view only tries the rules it could match;
+    with `prescreen`, only those Hyperscan finds a loose form of in the view (see
+    `prescreen`), else every rule whose prefilter words or needles the view holds."""
 
-    def __init__(self, rules: tuple[Rule, ...]) -> None:
+    def __init__(self, rules: tuple[Rule, ...], *, prescreen: bool = True) -> None:
         self._rules = rules
         self._gates = tuple(word_gate(rule.pattern) for rule in rules)
         self._by_word: dict[str, list[int]] = {}
@@ -136,10 +141,19 @@ class _RuleIndex:
                 kind.append((needle, index))
             if not rule.words and not rule.needles:
                 self._always.append(index)
+        self._prescreen = Prescreen([rule.pattern for rule in rules]) if prescreen else None
 
     def candidates(self, view: str, tokens: frozenset[str]) -> list[Rule]:
-        """The rules whose prefilter and word gate `view` (made of `tokens`) passes, in
-        table order."""
+        """The rules whose prefilter and word gate `view` (made of `tokens`) passes and
+        that the prescreen says could match, in table order."""
+        possible = None if self._prescreen is None else self._prescreen.possible(view)
+        if possible is not None:
+            return [
+                self._rules[index]
+                for index in sorted(possible)
+                if self._prefilter_passes(index, view, tokens)
+                and gate_passes(self._gates[index], tokens)
+            ]
         found = set(self._always)
         for token in tokens & self._by_word.keys():
             found.update(self._by_word[token])
@@ -157,9 +171,29 @@ class _RuleIndex:
             self._rules[index] for index in sorted(found) if gate_passes(self._gates[index], tokens)
         ]
 
+    def prepare(self, cache_dir: Path | None) -> None:
+        """Build the prescreen now rather than at the first view (about 2 s), or read it
+        from `cache_dir`."""
+        if self._prescreen is not None:
+            self._prescreen.build(cache_dir)
+
+    def _prefilter_passes(self, index: int, view: str, tokens: frozenset[str]) -> bool:
+        rule = self._rules[index]
+        if not rule.words and not rule.needles:
+            return True
+        return not rule.words.isdisjoint(tokens) or any(n in view for n in rule.needles)
+
 
 _INDEX: Final = _RuleIndex((*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *LANGUAGE_RULES))
 _COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES)
+
+
+def prepare_rules(cache_dir: Path | None = None) -> None:
+    """Build the rule prescreens now, or read them from `cache_dir` where an earlier build
+    saved them (startup calls this in a thread, so that the first message does not wait
+    about 2 s on the event loop)."""
+    _INDEX.prepare(cache_dir)
+    _COMPACT_INDEX.prepare(cache_dir)
 
 
 def _signatures(word: str) -> set[tuple[str, str, frozenset[str]]]:
@@ -371,7 +405,11 @@ def _letter_spaced(view: str) -> bool:
 def _three_single_letters(tokens: list[str]) -> bool:
     """Whether three tokens in a row are each one letter (`[^\\W\\d_]`)."""
     # Three one-character tokens in a row first, counted in C: rare in ordinary text.
-    if b"\x01\x01\x01" not in bytes([len(word) == 1 for word in tokens]):
+    try:
+        lengths = bytes(map(len, tokens))
+    except ValueError:  # a token of 256 characters or more
+        lengths = bytes([len(word) == 1 for word in tokens])
+    if b"\x01\x01\x01" not in lengths:
         return False
     run = 0
     for word in tokens:

@@ -1,0 +1,286 @@
+"""Tell, in one pass over a view, which of many rule patterns could possibly match it.
+
+A 4,000-character message passes the word gates of a dozen or more phrase rules (common
+words such as "what", "system" and "show" meet in any long text), and running each of
+them costs more than the rest of the guard. Hyperscan, a multi-pattern regex engine,
+reads the view once for all of them. Its syntax and semantics are not Python's, so each
+pattern is translated into a looser one whose matches include every match of the
+original (a superset, never a miss):
+
+- literals and classes of literals and ranges are kept exactly (as `\\x{...}` code points);
+- a class with a category (`\\w`, `\\s`, `[^\\W\\d_]`) and `.` become "any character",
+  since Python reads categories in Unicode and Hyperscan without UCP in ASCII;
+- anchors, `\\b`, lookarounds are dropped (a condition removed only adds matches);
+- a back-reference becomes "anything", a conditional group either branch, an atomic
+  group or possessive repeat a plain one;
+- repeats keep small bounds; a bound above `_MAX_BOUND` becomes unbounded, which keeps
+  the automaton small (`.{0,80}` would otherwise build 80 states per pattern).
+
+A pattern this cannot translate is always a candidate. When Hyperscan is not installed or
+refuses the set, `possible` returns None and callers run every rule as before.
+
+Compiling the guard's 246 rules takes about 2 s, so `build(cache_dir)` keeps the database
+in a folder (Lore gives it its models folder: like the model files, it is derived from
+installed packages), under a name made of what it was built from (Hyperscan's version,
+the machine, the flags and every translated pattern): a changed rule gets a new file, and
+loading one takes under a millisecond. A cache that cannot be read or written is not used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import platform
+import re
+import threading
+from collections.abc import Callable, Sequence
+from importlib.metadata import version
+from pathlib import Path
+from re import _constants as sre  # type: ignore[attr-defined]
+from re import _parser as sre_parser  # type: ignore[attr-defined]
+from typing import Any, Final
+
+try:
+    import hyperscan
+except ImportError:  # pragma: no cover - a platform with no wheel: the fallback
+    hyperscan = None  # type: ignore[assignment]
+
+__all__ = ["Prescreen", "superset_pattern"]
+
+_log = logging.getLogger(__name__)
+
+_MAX_BOUND: Final = 4
+_ANY: Final = "."
+
+
+class _UntranslatableError(Exception):
+    """The pattern uses something the translator does not read."""
+
+
+def superset_pattern(pattern: re.Pattern[str]) -> str | None:
+    """A Hyperscan pattern whose matches include every match of `pattern`; None when it
+    cannot be translated (a flag other than UNICODE and DOTALL, an item not read here)."""
+    if pattern.flags & ~(re.UNICODE | re.DOTALL):
+        return None
+    try:
+        parsed = sre_parser.parse(pattern.pattern, pattern.flags)
+        return _sequence(list(parsed))
+    except (_UntranslatableError, re.error, RecursionError):
+        return None
+
+
+def _sequence(items: Sequence[Any]) -> str:
+    return "".join(_item(op, argument) for op, argument in items)
+
+
+def _item(op: Any, argument: Any) -> str:
+    writer = _WRITERS.get(op)
+    if writer is None:
+        raise _UntranslatableError(str(op))
+    return writer(argument)
+
+
+def _conditional(argument: Any) -> str:
+    _group, yes, no = argument
+    no_text = _sequence(list(no)) if no is not None else ""
+    return f"(?:{_sequence(list(yes))}|{no_text})"
+
+
+def _branch(argument: Any) -> str:
+    return "(?:" + "|".join(_sequence(list(branch)) for branch in argument[1]) + ")"
+
+
+def _char(point: int) -> str:
+    return f"\\x{{{point:x}}}"
+
+
+def _class(members: Sequence[Any]) -> str:
+    negate = False
+    parts: list[str] = []
+    for op, value in members:
+        if op is sre.NEGATE:
+            negate = True
+        elif op is sre.LITERAL:
+            parts.append(_char(value))
+        elif op is sre.RANGE:
+            parts.append(f"{_char(value[0])}-{_char(value[1])}")
+        elif op is sre.CATEGORY:
+            return _ANY
+        else:
+            raise _UntranslatableError(str(op))
+    if not parts:
+        raise _UntranslatableError("empty class")
+    return f"[{'^' if negate else ''}{''.join(parts)}]"
+
+
+def _repeat(low: int, high: int, inner: Any) -> str:
+    body = _sequence(list(inner))
+    if not body:
+        return ""
+    group = f"(?:{body})"
+    low = min(low, _MAX_BOUND)
+    if high == sre.MAXREPEAT or high > _MAX_BOUND:
+        return f"{group}{{{low},}}"
+    return f"{group}{{{low},{high}}}"
+
+
+_WRITERS: Final[dict[Any, Callable[[Any], str]]] = {
+    sre.LITERAL: _char,
+    sre.NOT_LITERAL: lambda point: f"[^{_char(point)}]",
+    sre.ANY: lambda _argument: _ANY,
+    sre.IN: _class,
+    sre.AT: lambda _argument: "",  # anchors and \b: dropped
+    sre.ASSERT: lambda _argument: "",  # lookarounds: dropped
+    sre.ASSERT_NOT: lambda _argument: "",
+    sre.SUBPATTERN: lambda argument: f"(?:{_sequence(list(argument[-1]))})",
+    sre.ATOMIC_GROUP: lambda items: f"(?:{_sequence(list(items))})",
+    sre.BRANCH: _branch,
+    sre.MAX_REPEAT: lambda argument: _repeat(*argument),
+    sre.MIN_REPEAT: lambda argument: _repeat(*argument),
+    sre.POSSESSIVE_REPEAT: lambda argument: _repeat(*argument),
+    sre.GROUPREF: lambda _argument: "(?:.*)",  # a back-reference: anything
+    sre.GROUPREF_EXISTS: _conditional,
+}
+
+
+class Prescreen:
+    """A Hyperscan database of the superset patterns of `patterns`; `possible(view)` names
+    the indexes of those that could match `view`."""
+
+    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+        self._patterns = tuple(patterns)
+        self._lock = threading.Lock()
+        self._built = False
+        self._database: Any = None
+        self._always: frozenset[int] = frozenset()
+        self._local = threading.local()
+
+    @property
+    def available(self) -> bool:
+        """Whether the engine is there and the database built (building it if needed)."""
+        self.build()
+        return self._database is not None
+
+    @property
+    def left_out(self) -> frozenset[int]:
+        """Indexes of the patterns not in the database (always candidates)."""
+        self.build()
+        return self._always
+
+    def possible(self, view: str) -> frozenset[int] | None:
+        """Indexes of the patterns that could match `view`; None means "any of them" (no
+        engine, or a view that is not valid UTF-8)."""
+        self.build()
+        if self._database is None:
+            return None
+        try:
+            data = view.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate: let every rule look
+            return None
+        found: set[int] = set(self._always)
+        self._database.scan(data, match_event_handler=_collect, context=found,
+                            scratch=self._scratch())  # fmt: skip
+        return frozenset(found)
+
+    def _scratch(self) -> Any:
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self._database)
+        return scratch
+
+    def build(self, cache_dir: Path | None = None) -> None:
+        """Compile the database, or read it from `cache_dir` (where it is saved after a
+        compile); once: later calls return at once."""
+        if self._built:
+            return
+        with self._lock:
+            if self._built:
+                return
+            self._database, self._always = _compile(self._patterns, cache_dir)
+            self._built = True
+
+
+def _collect(identifier: int, _start: int, _end: int, _flags: int, found: set[int]) -> None:
+    found.add(identifier)
+
+
+def _compile(
+    patterns: Sequence[re.Pattern[str]], cache_dir: Path | None
+) -> tuple[Any, frozenset[int]]:
+    """The database and the indexes left out of it (always candidates); no database
+    when Hyperscan is missing or refuses the set."""
+    if hyperscan is None:  # pragma: no cover - see the module docstring
+        return None, frozenset()
+    flags = (
+        hyperscan.HS_FLAG_UTF8
+        | hyperscan.HS_FLAG_DOTALL
+        | hyperscan.HS_FLAG_ALLOWEMPTY
+        | hyperscan.HS_FLAG_SINGLEMATCH
+    )
+    translated = [superset_pattern(pattern) for pattern in patterns]
+    cache = None if cache_dir is None else _cache_path(cache_dir, translated, flags)
+    database = _load(cache)
+    if database is None:
+        database = _database(translated, flags)
+        if database is not None:
+            _save(cache, database)
+    always = frozenset(index for index, text in enumerate(translated) if text is None)
+    return database, always
+
+
+def _cache_path(cache_dir: Path, translated: Sequence[str | None], flags: int) -> Path:
+    """Where the database of `translated` is kept in `cache_dir`."""
+    digest = hashlib.sha256()
+    for part in (version("hyperscan"), platform.machine(), str(flags), *map(str, translated)):
+        digest.update(part.encode("utf-8") + b"\0")
+    return cache_dir / f"prescreen-{digest.hexdigest()[:32]}.hsdb"
+
+
+def _load(path: Path | None) -> Any:
+    """The database saved at `path`, or None (absent, unreadable, or built elsewhere)."""
+    if path is None:
+        return None
+    try:
+        return hyperscan.loadb(path.read_bytes(), hyperscan.HS_MODE_BLOCK)
+    except (OSError, hyperscan.error) as missing:
+        _log.debug("prescreen: no usable cache (%s)", type(missing).__name__)
+        return None
+
+
+def _save(path: Path | None, database: Any) -> None:
+    """Write the database to `path` atomically; a failure only costs the next start."""
+    if path is None:
+        return
+    partial = path.with_suffix(f".{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial.write_bytes(hyperscan.dumpb(database))
+        partial.replace(path)
+    except OSError as failed:
+        with contextlib.suppress(OSError):
+            partial.unlink(missing_ok=True)
+        _log.debug("prescreen: cache not written (%s)", type(failed).__name__)
+
+
+def _database(translated: Sequence[str | None], flags: int) -> Any:
+    """The database of the translated patterns (None entries left out), or None when
+    Hyperscan refuses them or none is left."""
+    kept = [(index, text) for index, text in enumerate(translated) if text is not None]
+    if not kept:
+        return None
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        database.compile(
+            expressions=[text.encode("ascii") for _, text in kept],
+            ids=[index for index, _ in kept],
+            elements=len(kept),
+            flags=flags,
+        )
+    except hyperscan.error as refused:
+        # Every rule is tested to compile (tests/test_guard_prescreen.py): this is a rule
+        # written since. Without the prescreen every rule is tried, as before, only slower.
+        _log.warning("input guard prescreen not built: %s", refused)
+        return None
+    return database

@@ -1,0 +1,152 @@
+"""The Hyperscan prescreen never hides a rule that matches, and still leaves most rules out.
+
+Every rule pattern is translated into a looser Hyperscan pattern (see
+`graphs.guards.prescreen`); a rule whose pattern `re` finds in a view must be among the
+indexes `possible(view)` names. Checked on this suite's own texts and their views, on
+seeded random strings built from the characters the rules care about, and through the
+rule index, whose candidates must match exactly the rules the plain prefilter's do.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from graphs.guards import normalize
+from graphs.guards.exfiltration_rules import EXTRACTION_RULES
+from graphs.guards.injection import _RuleIndex
+from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES
+from graphs.guards.intent_rules import INTENT_RULES
+from graphs.guards.languages import LANGUAGE_RULES
+from graphs.guards.prescreen import Prescreen, superset_pattern
+from graphs.guards.rule_gate import view_tokens
+from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
+from tests.test_guard_long_messages import SENTENCES
+
+RULES = (*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *LANGUAGE_RULES)
+_ALPHABET = "ignore all previous instructions system prompt you are now dan :;.!?\n<>[]()'\"-"
+_OTHER = "éßçñ\u2028\u00a0Игнорируй все инструкции忽略之前的指示以前の指示を無視"
+
+
+def _views() -> list[str]:
+    texts = [*(text for _, _, text in CAUGHT), *BENIGN, *OBFUSCATED, *SENTENCES]
+    views: list[str] = []
+    for text in texts:
+        normalized = normalize(text)
+        views += [text, *normalized.match_texts(), *normalized.cipher_texts()]
+    rng = random.Random(21)
+    views += [" ".join(rng.choice(views) for _ in range(30)) for _ in range(3)]
+    views += ["".join(rng.choice(_ALPHABET + _OTHER) for _ in range(400)) for _ in range(40)]
+    return views
+
+
+VIEWS = _views()
+
+
+@pytest.fixture(scope="module")
+def prescreen() -> Prescreen:
+    return Prescreen([rule.pattern for rule in RULES])
+
+
+def test_every_rule_is_translated_and_compiled(prescreen: Prescreen) -> None:
+    assert all(superset_pattern(rule.pattern) is not None for rule in RULES)
+    assert prescreen.available
+    assert prescreen.left_out == frozenset()
+
+
+def test_a_rule_that_matches_is_always_possible(prescreen: Prescreen) -> None:
+    missed = []
+    for view in VIEWS:
+        possible = prescreen.possible(view)
+        assert possible is not None
+        missed += [
+            (rule.name, view[:60])
+            for index, rule in enumerate(RULES)
+            if index not in possible and rule.pattern.search(view) is not None
+        ]
+    assert missed == []
+
+
+def test_most_rules_are_left_out_of_an_ordinary_long_message(prescreen: Prescreen) -> None:
+    message = " ".join(SENTENCES * 4).casefold()
+    possible = prescreen.possible(message)
+    assert possible is not None
+    assert len(possible) < 0.05 * len(RULES)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "matching", "other"),
+    [
+        (r"(?<!\w)ab\b(?=c|\s)", "xx ab d", "xx a b"),  # lookarounds and \b dropped
+        (r"(a)x\1", "axa", "bxb"),  # a back-reference reads as anything
+        (r"(a)?(?(1)b|c)d", "cd", "xd"),  # a conditional reads as either branch
+        (r"[^\W\d_]{2}q", "zzq", "zz"),  # a class with a category reads as any character
+        (r"a.{0,80}b", "a" + "-" * 70 + "b", "ba"),  # a large bound becomes open
+        (r"(?>ab|a)c", "ac", "bc"),  # an atomic group as a plain one
+        (r"игнорируй\s+всё", "игнорируй всё", "игнорируй"),  # non-ASCII literals
+        (r"[α-ω]+ς", "λόγος", "logos"),
+    ],
+)
+def test_translations_are_loose_but_keep_their_literals(
+    pattern: str, matching: str, other: str
+) -> None:
+    compiled = re.compile(pattern)
+    screen = Prescreen([compiled])
+    assert re.search(pattern, matching) is not None
+    assert screen.possible(matching) == {0}
+    assert screen.possible(other) == frozenset()
+
+
+def test_an_untranslatable_pattern_is_always_possible() -> None:
+    screen = Prescreen([re.compile("abc"), re.compile("x", re.IGNORECASE)])
+    assert screen.left_out == {1}
+    assert screen.possible("nothing here") == {1}
+    assert screen.possible("abc") == {0, 1}
+    assert screen.possible("lone \ud800 surrogate") is None  # not UTF-8: every rule looks
+
+
+def _built(patterns: list[re.Pattern[str]], cache_dir: Path) -> Prescreen:
+    screen = Prescreen(patterns)
+    screen.build(cache_dir)
+    return screen
+
+
+def test_the_database_is_read_back_from_the_cache(tmp_path: Path) -> None:
+    patterns = [re.compile(r"\bignore\s+(?:all\s+)?previous\b"), re.compile("dan")]
+    _built(patterns, tmp_path / "models")
+    cached = list((tmp_path / "models").glob("prescreen-*.hsdb"))
+    assert len(cached) == 1
+    written = cached[0].stat().st_mtime_ns
+    assert _built(patterns, tmp_path / "models").possible("ignore all previous notes") == {0}
+    assert cached[0].stat().st_mtime_ns == written  # read, not rebuilt
+    cached[0].write_bytes(b"not a database")  # a damaged cache is rebuilt, not trusted
+    assert _built(patterns, tmp_path / "models").possible("dan") == {1}
+    assert cached[0].read_bytes() != b"not a database"
+    other = [re.compile("dan"), re.compile("ignore")]  # other rules: another file
+    assert _built(other, tmp_path / "models").possible("ignore") == {1}
+    assert len(list((tmp_path / "models").glob("prescreen-*.hsdb"))) == 2
+
+
+def test_an_unwritable_cache_only_costs_a_compile(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the folder would go")
+    assert _built([re.compile("dan")], blocked / "models").possible("dan") == {0}
+
+
+def test_the_rule_index_tries_the_rules_that_match_with_or_without_it() -> None:
+    screened, plain = _RuleIndex(RULES), _RuleIndex(RULES, prescreen=False)
+    compact, compact_plain = (
+        _RuleIndex(COMPACT_RULES),
+        _RuleIndex(COMPACT_RULES, prescreen=False),
+    )
+    for view in VIEWS:
+        tokens = view_tokens(view)[1]
+        for index, reference in ((screened, plain), (compact, compact_plain)):
+            fast = [rule.name for rule in index.candidates(view, tokens)
+                    if rule.pattern.search(view)]  # fmt: skip
+            slow = [rule.name for rule in reference.candidates(view, tokens)
+                    if rule.pattern.search(view)]  # fmt: skip
+            assert fast == slow
