@@ -1,4 +1,5 @@
-"""The Hyperscan prescreen never hides a rule that matches, and still leaves most rules out.
+"""The Hyperscan prescreen never hides a rule (or off-topic kind) that matches, and still
+leaves most rules out.
 
 Every rule pattern is translated into a looser Hyperscan pattern (see
 `graphs.guards.prescreen`); a rule whose pattern `re` finds in a view must be among the
@@ -23,6 +24,7 @@ from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.prescreen import Prescreen, superset_pattern
 from graphs.guards.rule_gate import view_tokens
+from graphs.guards.topic import OFF_TOPIC_KINDS
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import SENTENCES
 
@@ -68,6 +70,17 @@ def test_a_rule_that_matches_is_always_possible(prescreen: Prescreen) -> None:
             if index not in possible and rule.pattern.search(view) is not None
         ]
     assert missed == []
+
+
+def test_an_off_topic_kind_that_matches_is_always_possible() -> None:
+    screen = Prescreen([pattern for _, pattern in OFF_TOPIC_KINDS])
+    assert screen.left_out == frozenset()
+    for view in VIEWS:
+        possible = screen.possible(view)
+        assert possible is not None
+        for index, (kind, pattern) in enumerate(OFF_TOPIC_KINDS):
+            assert index in possible or pattern.search(view) is None, (kind, view[:60])
+    assert screen.possible(" ".join(SENTENCES).casefold()) == frozenset()
 
 
 def test_most_rules_are_left_out_of_an_ordinary_long_message(prescreen: Prescreen) -> None:

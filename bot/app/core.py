@@ -42,7 +42,7 @@ from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
 from graphs.fusion import Fusion
-from graphs.guards import prepare_rules
+from graphs.guards import prepare_guards
 from graphs.ingest.context import IngestContext, IngestLimits
 from graphs.ingest.extract_pool import ExtractionLimits, ExtractionPool
 from graphs.ingest.graph import build_ingest_graph, ingest
@@ -286,10 +286,10 @@ async def open_lore(
         await budget.abandon_stale(now=utc_now())
         booking = meter(settings, budget, price)
         ingest_graph = build_ingest_graph()
-        # The input guard's rule prescreen, built from the installed rules like the model
+        # The input guards' prescreens, built from the installed rules like the model
         # files and kept beside them: read (or built) here, off the event loop, rather than
         # inside the first message's turn.
-        await asyncio.to_thread(prepare_rules, settings.models_dir)
+        await asyncio.to_thread(prepare_guards, settings.models_dir)
 
         async def ingest_shared(request: IngestRequest) -> IngestResult:
             return await ingest(ingest_graph, request, context)

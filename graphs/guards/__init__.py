@@ -15,9 +15,8 @@ from graphs.guards.injection import (
     assess_injection,
     injection_risks,
     injection_score,
-    prepare_rules,
 )
-from graphs.guards.input_guard import MESSAGES, check_input, check_sensitive
+from graphs.guards.input_guard import MESSAGES, check_input, check_sensitive, prepare_guards
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.payment import (
     CardMatch,
@@ -64,5 +63,5 @@ __all__ = [
     "luhn_is_valid",
     "normalize",
     "off_topic_kind",
-    "prepare_rules",
+    "prepare_guards",
 ]

@@ -14,12 +14,13 @@ rule names and score, off-topic kind) and never the matched text.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Final
 
-from graphs.guards.injection import assess_injection
+from graphs.guards.injection import assess_injection, prepare_rules
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.payment import find_ibans, find_payment_cards
-from graphs.guards.topic import off_topic_kind
+from graphs.guards.topic import off_topic_kind, prepare_topics
 from graphs.guards.verdict import (
     ALLOWED,
     GUARD_IBAN,
@@ -50,6 +51,14 @@ MESSAGES: Final[dict[str, str]] = {
         "notes, so I can't help with that. Ask me about something in the knowledge base."
     ),
 }
+
+
+def prepare_guards(cache_dir: Path | None = None) -> None:
+    """Build the guards' Hyperscan prescreens now (about 3 s), or read them from
+    `cache_dir` where an earlier build saved them; without this the first message builds
+    them. Startup runs it in a thread, off the event loop."""
+    prepare_rules(cache_dir)
+    prepare_topics(cache_dir)
 
 
 def check_input(text: str) -> GuardVerdict:

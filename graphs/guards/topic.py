@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from pathlib import Path
 from typing import Final
 
 from graphs.guards.injection_rules import MAX_REACH, match_width
 from graphs.guards.match_starts import finditer_from, match_starts
 from graphs.guards.normalize import NormalizedText, normalize
+from graphs.guards.prescreen import Prescreen
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 
-__all__ = ["AT_SENTENCE_START", "OFF_TOPIC_KINDS", "off_topic_kind"]
+__all__ = ["AT_SENTENCE_START", "OFF_TOPIC_KINDS", "off_topic_kind", "prepare_topics"]
 
 _REQUEST = (
     r"(?:^|[.!?]\s+)(?:(?:hey|hi|hello|ok|okay|so|now|and|also|please|pls|lore)[,!]?\s+)*"
@@ -118,13 +120,25 @@ AT_SENTENCE_START: Final = frozenset({"creative_writing", "homework", "image_gen
 _SENTENCE_MARK: Final = re.compile(r"[.!?]")
 
 
+# One Hyperscan pass names the kinds whose pattern could match (see `prescreen`).
+_PRESCREEN: Final = Prescreen([pattern for _, pattern in OFF_TOPIC_KINDS])
+
+
+def prepare_topics(cache_dir: Path | None = None) -> None:
+    """Build the kinds' prescreen now, or read it from `cache_dir` (see `prescreen`)."""
+    _PRESCREEN.build(cache_dir)
+
+
 def off_topic_kind(text: str | NormalizedText) -> str | None:
     """The kind of clearly off-topic request `text` makes, or None when it is on topic."""
     folded = (normalize(text) if isinstance(text, str) else text).folded
     tokens = view_tokens(folded)[1]
-    for (kind, pattern), gate, words, reach in zip(
-        OFF_TOPIC_KINDS, _GATES, _WORDS, _REACH, strict=True
+    possible = _PRESCREEN.possible(folded)
+    for index, ((kind, pattern), gate, words, reach) in enumerate(
+        zip(OFF_TOPIC_KINDS, _GATES, _WORDS, _REACH, strict=True)
     ):
+        if possible is not None and index not in possible:
+            continue
         # The word gate (words every match must contain) spares most texts the regex.
         if gate_passes(gate, tokens) and _found(
             kind, pattern, folded, tokens=tokens, words=words, reach=reach
