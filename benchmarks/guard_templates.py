@@ -10,7 +10,7 @@ Two data files beside this module, written for this project:
   them, so the scorer sees each family's vocabulary in many arrangements instead of a few
   memorised sentences.
 
-The held-out sets `guard_holdout.tsv`, `guard_holdout_b.tsv` and `guard_holdout_c.tsv` (same
+The held-out sets `guard_holdout.tsv` and `guard_holdout_b.tsv` to `guard_holdout_d.tsv` (same
 format as the examples) were written separately and are never trained on.
 """
 

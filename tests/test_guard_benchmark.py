@@ -60,6 +60,7 @@ def test_the_guard_benchmark_runs_on_a_small_corpus(
     assert _has(r"^pii_ibans\.tsv +n=1 +caught 1/1", out)
     assert _has(r"^guard_holdout_c\.tsv attacks +n=\d+", out)
     assert _has(r"^guard_holdout_c\.tsv benign_hard +n=\d+", out)
+    assert _has(r"^guard_holdout_d\.tsv attacks +n=\d+", out)
     for length in ("500", "2,000", "4,000"):
         assert _has(rf"^<= {length} chars, benign +n=2 .* checks/s", out)
         assert _has(rf"^<= {length} chars, attack at the end +n=2 +refused=2", out)

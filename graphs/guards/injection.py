@@ -102,8 +102,15 @@ _ASKING_ABOUT = re.compile(
     r"|would|might|can|could)|explain|describe|what (?:is|are) (?:a|an|some)\b|what (?:does|do|did)"
     r"|tell me about"
     r"|is it (?:possible|safe|ok|okay|legal)|should (?:i|we)|can (?:i|we)|best way to|ways? to"
-    r"|prevent|detect|defend against|protect against|mitigate|sanitize|filter out|examples? of)\b"
+    r"|prevent|detect|defend against|protect against|mitigate|sanitize|filter out|examples? of"
+    # Reporting an attempt rather than making one ("the report on the attempt to ignore the
+    # system instructions"), in the languages the rules cover (folded: accents dropped).
+    r"|attempt(?:s|ed|ing)?|tried|trying|intentos? de|tentativas? de|tentatives? de"
+    r"|tentativi di|tentativo di|versuch\w*|попытк\w*|试图|企图|しようとした)\b"
 )
+# Quotation marks around a phrase mention it rather than use it.
+_OPENING_QUOTES: Final = frozenset("\"'\u201c\u2018\u00ab\u201e\u201a\u300c\u300e")
+_CLOSING_QUOTES: Final = "\"'\u201d\u2019\u00bb\u201c\u2018\u300d\u300f"
 # Letter-by-letter spacing ("i.g.n.o.r.e") or a run of letters with the spaces removed;
 # `_TWO_SPACED` is a cheap necessary condition of the first (its 2nd to 4th letters).
 _SPACED_LETTERS = re.compile(r"(?:(?<![^\W\d_])[^\W\d_](?![^\W\d_])\W{1,3}){4,}")
@@ -489,7 +496,9 @@ def _rule_weight(rule: Rule, view: str, spans: list[tuple[int, int]] | None = No
         for match in finditer_from(rule.pattern, starts, view, start, end):
             if end < len(view) and rule.pattern.match(view, match.start()) is None:
                 continue  # matched only because the span cut the text short ("$")
-            if not rule.dampened or not _asks_about(view, match.start()):
+            if not rule.dampened or not (
+                _asks_about(view, match.start()) or _quoted_in_question(view, match)
+            ):
                 return rule.weight
             best = rule.weight * _DAMPING
     return best
@@ -510,6 +519,19 @@ def _match_starts(pattern: re.Pattern[str]) -> MatchStarts | None:
     if shortest < _MIN_PREFIX and len(starts.prefixes) > _FEW_PREFIXES:
         return None
     return starts
+
+
+def _quoted_in_question(view: str, match: re.Match[str]) -> bool:
+    """Whether the match sits inside quotation marks (one opens at or just before it and
+    one closes soon after it) in a message that asks something (holds a "?")."""
+    start = match.start()
+    opening = (
+        view[start] if view[start] in _OPENING_QUOTES else view[max(0, start - 2) : start].strip()
+    )
+    if not opening or opening[-1] not in _OPENING_QUOTES or "?" not in view:
+        return False
+    after = view[match.end() : match.end() + 80]
+    return any(quote in after for quote in _CLOSING_QUOTES)
 
 
 def _asks_about(view: str, position: int) -> bool:

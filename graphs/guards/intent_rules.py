@@ -42,7 +42,8 @@ _HIJACK = (
         "goal_hijack",
         0.7,
         rf"\b(?:start|begin|prefix|open|end|finish) (?:your|the|each|every) {_ANSWER}s? with\b"
-        rf"|\b(?:respond|reply|answer|output) (?:only|solely|exclusively|just) (?:with|in|using)\b",
+        # "answer only in French / in bullet points" asks for a format, not a payload.
+        rf"|\b(?:respond|reply|answer|output) (?:only|solely|exclusively|just) (?:with|using)\b",
         "start begin prefix open end finish respond reply answer output",
     ),
     make_rule(
