@@ -6,7 +6,8 @@ instructions", the typoglycemia trick: same first and last letter, same inner le
 at most one letter dropped or doubled), and tries the rules of `injection_rules` and
 `exfiltration_rules` on every view: the visible text, its leetspeak reading, text spelled
 by hidden tag characters and decoded base64/hex/binary runs. A view only tries the rules
-whose word or substring prefilter it passes. Each rule name counts once, with the
+that one Hyperscan pass over it says could match (see `prescreen`) and whose word or
+substring prefilter it passes. Each rule name counts once, with the
 highest weight any of its patterns reached; rules asked about in a how/why question
 ("how do I prevent 'ignore previous instructions'?") count 40%. A score of 1.0 or more
 is an injection. Text hidden in tag characters is an injection by itself.
@@ -185,6 +186,8 @@ class _RuleIndex:
             self._prescreen.build(cache_dir)
 
     def _prefilter_passes(self, index: int, view: str, tokens: frozenset[str]) -> bool:
+        """The plain path's prefilter for one rule: kept after the prescreen so that both
+        paths try exactly the same rules (a rule's prefilter words are written by hand)."""
         rule = self._rules[index]
         if not rule.words and not rule.needles:
             return True
