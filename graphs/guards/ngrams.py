@@ -13,23 +13,37 @@ same value, scaled to unit length (binary presence, L2-normalised). On the proje
 validation split this separated attacks from benign text far better than mean-pooled
 counts (AUC 0.999 against 0.92), because a short injection inside a long message is not
 averaged away.
+
+`window_sums(text, starts, width, weights)` is what the scorer asks: the feature vector of
+each window dotted with the weights. It runs in the compiled `_ngram_sums` extension
+(built by `pip install`, see setup.py) when that is importable, else in numpy (`row_sums`),
+about eight times slower at 4,000 characters. Both give the same numbers bit for bit: the
+weights hold float16 values, whose float64 sum is exact in any order.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+try:
+    from graphs.guards import _ngram_sums
+except ImportError:  # built without a C compiler: numpy computes the same sums
+    _ngram_sums = None  # type: ignore[assignment]
+
 __all__ = [
     "BUCKETS",
+    "COMPILED",
     "MAX_N",
     "bucket_features",
     "code_points",
     "ngram_buckets",
-    "row_features",
     "row_sums",
+    "window_rows",
+    "window_sums",
 ]
 
 BUCKETS: Final = 1 << 18
@@ -42,6 +56,9 @@ _MULTIPLIERS: Final = np.array(
 _MIX: Final = np.uint64(0x2545F4914F6CDD1D)
 _SHIFT: Final = np.uint64(40)
 _MASK: Final = np.uint64(BUCKETS - 1)
+_MULTIPLIER_INTS: Final = tuple(int(m) for m in _MULTIPLIERS)
+# Whether `window_sums` runs compiled.
+COMPILED: Final = _ngram_sums is not None
 
 
 def _code_points(text: str) -> npt.NDArray[np.uint64]:
@@ -113,14 +130,6 @@ def bucket_features(text: str) -> tuple[npt.NDArray[np.intp], float]:
     return _features(ordered, _first_of_each(ordered))
 
 
-def row_features(rows: npt.NDArray[np.uint64]) -> list[tuple[npt.NDArray[np.intp], float]]:
-    """`bucket_features` of each row of padded code points (one text per row, all of one
-    length), hashed and sorted together: the same arrays and values, row by row."""
-    buckets = _sorted_buckets(rows)
-    distinct = _first_of_each(buckets)
-    return [_features(row, keep) for row, keep in zip(buckets, distinct, strict=True)]
-
-
 def _first_of_each(ordered: npt.NDArray[np.uint32]) -> npt.NDArray[np.bool_]:
     """True at the first of each run of equal buckets along the last axis (`ordered` is
     sorted along it), so every distinct bucket is marked once."""
@@ -136,3 +145,41 @@ def _features(
     """One text's distinct buckets and the value each carries (1 / sqrt(count))."""
     unique = ordered[distinct].astype(np.intp)
     return unique, 1.0 / float(np.sqrt(max(1, unique.size)))
+
+
+def window_sums(
+    text: str,
+    starts: Sequence[int],
+    width: int,
+    weights: npt.NDArray[np.float32],
+    *,
+    compiled: bool = COMPILED,
+) -> npt.NDArray[np.float64]:
+    """For each start, the dot product of `bucket_features(text[start : start + width])`
+    with `weights` (float32, one per bucket, float16 values), summed exactly in float64:
+    compiled when it can be (`compiled=False` asks for numpy, which tests compare)."""
+    if weights.dtype != np.float32 or weights.shape != (BUCKETS,):
+        raise ValueError(f"weights must be {BUCKETS} float32 values")
+    if compiled and _ngram_sums is not None:
+        sums = _ngram_sums.window_sums(
+            text, list(starts), width, np.ascontiguousarray(weights), _MULTIPLIER_INTS,
+            int(_MIX), int(_SHIFT),
+        )  # fmt: skip
+        return np.array(sums, dtype=np.float64)
+    result = np.empty(len(starts), dtype=np.float64)
+    full = [i for i, start in enumerate(starts) if start + width <= len(text)]
+    if full:
+        rows = window_rows(text, np.array([starts[i] for i in full], dtype=np.intp), width)
+        result[full] = row_sums(rows, weights)
+    for i, start in enumerate(starts):
+        if start + width > len(text):
+            result[i] = row_sums(_code_points(text[start : start + width])[None, :], weights)[0]
+    return result
+
+
+def window_rows(text: str, starts: npt.NDArray[np.intp], width: int) -> npt.NDArray[np.uint64]:
+    """The `width`-character windows of `text` at `starts` (each ending inside it), one
+    padded row each, as the hash reads a text (a space before and after)."""
+    rows = np.full((len(starts), width + 2), ord(" "), dtype=np.uint64)
+    rows[:, 1:-1] = code_points(text)[starts[:, None] + np.arange(width)]
+    return rows
