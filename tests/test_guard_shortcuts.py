@@ -16,11 +16,21 @@ import pytest
 from graphs.guards import normalize
 from graphs.guards.classifier import WINDOW, load_model
 from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _has_stretch
-from graphs.guards.markup import _HAS_MARKUP
+from graphs.guards.lookalikes import _WORD, _fold_word, fold_lookalikes
+from graphs.guards.markup import _HAS_MARKUP, _MARKUP_CHARS
 from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
 from graphs.guards.normalize import _join_spaced, leet_fold
-from graphs.guards.payment import _DIGIT_RUN, find_ibans, find_payment_cards
+from graphs.guards.payment import (
+    _CARD_DIGITS,
+    _DIGIT_RUN,
+    _IBAN_START,
+    _SEPARATOR_BYTES,
+    _classes,
+    _may_hold_iban,
+    find_ibans,
+    find_payment_cards,
+)
 from graphs.guards.rule_gate import view_tokens
 from graphs.guards.topic import OFF_TOPIC_KINDS, _search
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
@@ -137,9 +147,11 @@ def test_batched_windows_sum_bit_for_bit_as_the_reference() -> None:
     assert ngram_buckets("ab").dtype == np.intp
 
 
-def _random_texts(alphabet: str, seed: int, count: int = 5_000) -> list[str]:
+def _random_texts(alphabet: str, seed: int, count: int = 5_000, longest: int = 40) -> list[str]:
     rng = random.Random(seed)
-    return ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(count)]
+    return [
+        "".join(rng.choice(alphabet) for _ in range(rng.randrange(longest))) for _ in range(count)
+    ]
 
 
 def test_encoded_run_pre_tests_find_what_the_patterns_find() -> None:
@@ -155,6 +167,40 @@ def test_the_markup_pre_test_matches_where_the_class_form_does() -> None:
     class_form = re.compile(r"<[!/a-zA-Z]|-->|[*_~`]|&#?\w|%[0-9a-fA-F]{2}")
     for text in _random_texts("<!-a>*_~`&#%1f x", seed=4):
         assert (_HAS_MARKUP.search(text) is None) == (class_form.search(text) is None)
+
+
+def test_lookalikes_folded_piece_by_piece_as_the_whole_text_pattern_folds_them() -> None:
+    first_form = re.compile(r"[^\W\d_]*[^\W\d_\x00-\x7f][^\W\d_]*")
+    alphabet = "ao p\u0430\u043e\u0440\u03bf\u1d00\u13a0\u6f22\u00e9 \n1_.\u2028"
+    for text in _random_texts(alphabet, seed=10, longest=60):
+        expected = first_form.sub(_fold_word, text)
+        assert _WORD.sub(_fold_word, text) == expected, text
+        assert fold_lookalikes(text) == expected, text
+        assert fold_lookalikes(text) == expected, text  # again, from the piece cache
+
+
+def test_the_markup_characters_are_in_every_text_the_markup_pre_test_finds() -> None:
+    for text in _random_texts("<!-a>*_~`&#%1f x", seed=7):
+        if _HAS_MARKUP.search(text) is not None:
+            assert any(mark in text for mark in _MARKUP_CHARS), text
+
+
+def test_the_iban_byte_test_finds_two_letters_before_two_digits() -> None:
+    letters_then_digits = re.compile("[A-Za-z]{2}[0-9]{2}")
+    for text in _random_texts("AZaz09 \u00e9\u0663-1", seed=8):
+        assert _may_hold_iban(text) == (letters_then_digits.search(text) is not None), text
+        if _IBAN_START.search(text) is not None:
+            assert _may_hold_iban(text), text
+
+
+def test_every_ascii_digit_run_long_enough_for_a_card_passes_the_card_byte_test() -> None:
+    long_runs = 0
+    for text in _random_texts("4 1-.5_a/ 0 9\t\n,34567", seed=9, longest=80):
+        runs = _DIGIT_RUN.finditer(text)
+        if any(sum(c.isdecimal() for c in run.group()) >= 13 for run in runs):
+            long_runs += 1
+            assert _CARD_DIGITS in _classes(text, _SEPARATOR_BYTES), text
+    assert long_runs > 100  # the alphabet makes such runs often enough to test
 
 
 def test_digit_runs_tried_at_digits_are_the_runs_finditer_finds() -> None:

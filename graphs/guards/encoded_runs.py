@@ -39,6 +39,7 @@ def _marks(members: bytes) -> bytes:
 # (eight pairs, each perhaps followed by one separator) and eight bits.
 _HEX_MARKS: Final = _marks(b"0123456789abcdefABCDEF :")
 _BIT_MARKS: Final = _marks(b"01")
+_BASE64_MARKS: Final = _marks(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
 def _has_stretch(text: str, marks: bytes, length: int) -> bool:
@@ -73,12 +74,15 @@ def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
     return tuple(found[:_MAX_DECODED_RUNS])
 
 
-# Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run holds
-# no whitespace, so only whitespace-free tokens of 16 characters or more are searched; hex
+# Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run is 16
+# base64 characters in a row, and holds no whitespace, so only whitespace-free tokens of
+# 16 characters or more are searched; hex
 # that decodes to text holds a digit (every printable ASCII byte has one in its high
 # nibble) and 16 hex digits and separators in a row; a binary run holds eight bits in a
 # row. Each run is found, in order, as `pattern.finditer(text)` finds it.
 def _base64_runs(text: str) -> Iterator[str]:
+    if not _has_stretch(text, _BASE64_MARKS, _BASE64_MIN):
+        return
     for token in text.split():
         if len(token) >= _BASE64_MIN:
             for match in _BASE64_RUN.finditer(token):

@@ -25,8 +25,13 @@ from typing import Final
 
 __all__ = ["fold_lookalikes", "lookalike_table"]
 
-# A word holding at least one non-ASCII letter (only those can hold a look-alike).
-_WORD: Final = re.compile(r"[^\W\d_]*[^\W\d_\x00-\x7f][^\W\d_]*")
+# A word holding at least one non-ASCII letter (only those can hold a look-alike), tried
+# only where a word starts (else every letter of an ASCII word would start a new try).
+_WORD: Final = re.compile(r"(?<![^\W\d_])[^\W\d_]*[^\W\d_\x00-\x7f][^\W\d_]*")
+# Space-separated pieces already folded (a word never spans a space): ordinary text
+# repeats its words, so most pieces are looked up, not matched. Cleared when full.
+_FOLDED_PIECES: Final[dict[str, str]] = {}
+_MAX_PIECES: Final = 1 << 16
 _ASCII_LETTER: Final = re.compile("[a-zA-Z]")
 _NATIVE_LETTER: Final = re.compile("[\u0370-\u03ff\u0400-\u052f\u1c80-\u1c8f\u1f00-\u1fff]")
 _LATIN_NAME: Final = re.compile(r"LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])\b")
@@ -74,10 +79,29 @@ def _named_letter(char: str) -> str | None:
 
 
 def fold_lookalikes(text: str) -> str:
-    """`text` with look-alike letters replaced inside words meant to be Latin."""
+    """`text` with look-alike letters replaced inside words meant to be Latin.
+
+    What `_WORD.sub(_fold_word, text)` gives, piece by space-separated piece: no word
+    holds a space, so each distinct non-ASCII piece is folded once (or found folded in
+    `_FOLDED_PIECES`) and the text is rebuilt only when one of them changed."""
     if text.isascii():
         return text
-    return _WORD.sub(_fold_word, text)
+    pieces = text.split(" ")
+    changed: dict[str, str] = {}
+    for piece in set(pieces):
+        if piece.isascii():
+            continue
+        folded = _FOLDED_PIECES.get(piece)
+        if folded is None:
+            folded = _WORD.sub(_fold_word, piece)
+            if len(_FOLDED_PIECES) >= _MAX_PIECES:
+                _FOLDED_PIECES.clear()
+            _FOLDED_PIECES[piece] = folded
+        if folded != piece:
+            changed[piece] = folded
+    if not changed:
+        return text
+    return " ".join([changed.get(piece, piece) for piece in pieces])
 
 
 def _fold_word(match: re.Match[str]) -> str:

@@ -113,11 +113,27 @@ IBAN_LENGTHS: Final[dict[str, int]] = {
     "ML": 28, "MZ": 25, "NE": 28, "SN": 28, "TD": 27, "TG": 28,
 }  # fmt: skip
 _DECIMAL = re.compile(r"\d")
-_DIGIT_PAIR = re.compile("[0-9][0-9]")
 _IBAN_START = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z]{2}[0-9]{2})")
 _IBAN_GROUPS = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
 _ALNUM_GROUP = re.compile(r"[A-Za-z0-9]+")
 _IBAN_WINDOW = 80  # characters: the longest IBAN (34) with a separator between every pair
+
+# Cheap necessary conditions, read off a byte translation of the text (each character
+# outside ASCII one "?", so positions stay). A card's run of digit groups, once its
+# separators are deleted, is 13 digits or more in a row ("9" here; ASCII text only, as
+# other digits and separators are not ASCII). An IBAN starts with two ASCII letters
+# ("A") right before two digits.
+_SEPARATOR_BYTES: Final = bytes(
+    point for point in range(128)
+    if chr(point) in _SEPARATOR_KINDS or re.fullmatch(r"[^\S\n]", chr(point))
+)  # fmt: skip
+_CLASS_BYTES: Final = bytes(
+    ord("9") if chr(point).isdigit() and point < 128
+    else ord("A") if chr(point).isalpha() and point < 128
+    else ord(".")
+    for point in range(256)
+)  # fmt: skip
+_CARD_DIGITS: Final = b"9" * _MIN_CARD
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +189,8 @@ def find_payment_cards(text: str) -> list[CardMatch]:
     Numbers inside IBAN-shaped strings are not cards (see the module docstring).
     """
     if _DECIMAL.search(text) is None:  # `\d`: category Nd, as `str.isdecimal`
+        return []
+    if text.isascii() and _CARD_DIGITS not in _classes(text, _SEPARATOR_BYTES):
         return []
     ibans = _iban_shaped_spans(text)
     found: list[CardMatch] = []
@@ -265,14 +283,14 @@ def _iban_end(text: str, start: int) -> int | None:
 
 
 def _may_hold_iban(text: str) -> bool:
-    """Whether `_IBAN_START` can match: two ASCII letters before two digits. The digit
-    pairs are found first (a literal class, which the regex engine skips to; the lookbehind
-    `_IBAN_START` starts with gives it no such help), at the start of each run of digits."""
-    for pair in _DIGIT_PAIR.finditer(text):
-        before = text[max(0, pair.start() - 2) : pair.start()]
-        if len(before) == 2 and before.isascii() and before.isalpha():
-            return True
-    return False
+    """Whether `_IBAN_START` can match: two ASCII letters right before two ASCII digits."""
+    return b"AA99" in _classes(text)
+
+
+def _classes(text: str, deleted: bytes = b"") -> bytes:
+    """`text` as one byte per character: "9" an ASCII digit, "A" an ASCII letter, "." any
+    other character; the ASCII characters in `deleted` left out."""
+    return text.encode("ascii", "replace").translate(_CLASS_BYTES, deleted)
 
 
 def _is_alnum_at(text: str, index: int) -> bool:
