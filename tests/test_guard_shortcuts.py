@@ -17,7 +17,7 @@ from graphs.guards import normalize
 from graphs.guards.classifier import WINDOW, load_model
 from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _has_stretch
 from graphs.guards.lookalikes import _WORD, _fold_word, fold_lookalikes
-from graphs.guards.markup import _HAS_MARKUP, _MARKUP_CHARS
+from graphs.guards.markup import _HAS_MARKUP, _MARKDOWN_MARKS, _MARKUP_CHARS
 from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
 from graphs.guards.normalize import _join_spaced, leet_fold
@@ -177,6 +177,13 @@ def test_lookalikes_folded_piece_by_piece_as_the_whole_text_pattern_folds_them()
         assert _WORD.sub(_fold_word, text) == expected, text
         assert fold_lookalikes(text) == expected, text
         assert fold_lookalikes(text) == expected, text  # again, from the piece cache
+
+
+def test_markdown_marks_found_from_the_mark_are_those_the_look_behind_form_finds() -> None:
+    first_form = re.compile(r"(?<=\w)(?:\*{1,3}|_{1,3}|~~|`+)|(?:\*{1,3}|_{1,3}|~~|`+)(?=\w)")
+    for text in _random_texts("*_~`a \u00e9.1", seed=11, count=20_000, longest=16):
+        expected = [m.span() for m in first_form.finditer(text)]
+        assert [m.span() for m in _MARKDOWN_MARKS.finditer(text)] == expected, text
 
 
 def test_the_markup_characters_are_in_every_text_the_markup_pre_test_finds() -> None:

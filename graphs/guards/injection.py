@@ -24,6 +24,7 @@ remain the real boundary.
 from __future__ import annotations
 
 import codecs
+import itertools
 import operator
 import re
 from collections.abc import Sequence
@@ -153,7 +154,8 @@ class _RuleIndex:
 
     def candidates(self, view: str, tokens: frozenset[str]) -> list[Rule]:
         """The rules whose prefilter and word gate `view` (made of `tokens`) passes and
-        that the prescreen says could match, in table order."""
+        that the prescreen says could match, in table order. `view` may be an excerpt of
+        the text the rules will read: its stretches where a match can lie, joined."""
         possible = None if self._prescreen is None else self._prescreen.possible(view)
         if possible is not None:
             return [
@@ -286,22 +288,13 @@ def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
     message that is one question asking about something). Otherwise pass.
     """
     normalized = normalize(text) if isinstance(text, str) else text
-    weights: dict[str, float] = {}
-    if any(c.isalnum() for c in normalized.hidden_tag_text):
-        weights["tag_smuggling"] = 1.0
-    for view in _views(normalized):
-        _score_view(view, _INDEX, weights, _focus(normalized, view))
-        if _letter_spaced(view):
-            _score_view(_NON_LETTERS.sub("", view), _COMPACT_INDEX, weights)
-    # Ordinary text read in ROT13 or backwards is gibberish: only a reading that spells
-    # one of the attack keywords is worth the rules. Both ciphers map the `\w+` tokens of
-    # the leet view one to one (ROT13 turns ASCII letters into letters; reversing reverses
-    # each token), so the leet view's tokens answer that without tokenising either reading.
-    leet_tokens = view_tokens(normalized.leet)[1]
-    ciphers = ((normalized.rot13, _ROT13_WORDS), (normalized.reversed, _REVERSED_WORDS))
-    for view, keywords in ciphers:
-        if view and not keywords.isdisjoint(leet_tokens):
-            _score_view(view, _INDEX, weights)
+    return _assess(normalized, _leet_excerpt(normalized))
+
+
+def _assess(normalized: NormalizedText, excerpt: _LeetExcerpt | None) -> InjectionAssessment:
+    """`assess_injection`, the long leet view read through `excerpt` when there is one
+    (the same assessment as reading it whole, which tests compare)."""
+    weights = _rule_weights(normalized, excerpt)
     fired = tuple(sorted(name for name, weight in weights.items() if weight > 0))
     score = round(sum(weights.values()), 2)
     model = load_model()
@@ -324,10 +317,94 @@ def assess_injection(text: str | NormalizedText) -> InjectionAssessment:
     return InjectionAssessment(score, fired, round(probability, 3), level)
 
 
-def _views(normalized: NormalizedText) -> list[str]:
+def _rule_weights(normalized: NormalizedText, excerpt: _LeetExcerpt | None) -> dict[str, float]:
+    """Each rule that fired on some view, with the highest weight it reached."""
+    weights: dict[str, float] = {}
+    if any(c.isalnum() for c in normalized.hidden_tag_text):
+        weights["tag_smuggling"] = 1.0
+    for view in _views(normalized, excerpt):
+        if excerpt is not None and view is normalized.leet:
+            _score_view(view, _INDEX, weights, excerpt.focus, excerpt)
+            spaced = _letter_spaced(normalized.folded) or _letter_spaced(excerpt.text)
+        else:
+            _score_view(view, _INDEX, weights, _focus(normalized, view))
+            spaced = True
+        if spaced and _letter_spaced(view):
+            _score_view(_NON_LETTERS.sub("", view), _COMPACT_INDEX, weights)
+    # Ordinary text read in ROT13 or backwards is gibberish: only a reading that spells
+    # one of the attack keywords is worth the rules. Both ciphers map the `\w+` tokens of
+    # the leet view one to one (ROT13 turns ASCII letters into letters; reversing reverses
+    # each token), so the leet view's tokens answer that without tokenising either reading
+    # (with an excerpt, a superset of them first: the folded view's and the excerpt's).
+    leet_tokens = _leet_tokens(normalized, excerpt)
+    ciphers = ((normalized.rot13, _ROT13_WORDS), (normalized.reversed, _REVERSED_WORDS))
+    for view, keywords in ciphers:
+        if not view or keywords.isdisjoint(leet_tokens):
+            continue
+        if excerpt is None or not keywords.isdisjoint(view_tokens(normalized.leet)[1]):
+            _score_view(view, _INDEX, weights)
+    return weights
+
+
+def _views(normalized: NormalizedText, excerpt: _LeetExcerpt | None = None) -> list[str]:
     views = list(normalized.match_texts())
-    views += [typo for typo in (_typo_fold(view) for view in views) if typo not in views]
+    typos = [
+        _typo_fold(view, _leet_tokens(normalized, excerpt) if view is normalized.leet else None)
+        for view in views
+    ]
+    views += [typo for typo in typos if typo not in views]
     return views
+
+
+@dataclass(frozen=True, slots=True)
+class _LeetExcerpt:
+    """A long leet view that differs from the folded view only here and there, as far as
+    its rules need reading: `focus` (the stretches that differ, see `_focus`) and `text`,
+    the stretches around them that a match near them can reach (`MAX_REACH` + `_MARGIN`
+    either side, out to whole words), joined by newlines, with its `\\w+` tokens.
+
+    The folded view was scored whole, so the rules only need the leet view near what
+    changed: the prescreen scans `text`, and the word gates read its tokens, which hold
+    every token a match near the changes can hold. The view's other uses of tokens (the
+    scrambled-keyword and cipher tests) take the folded view's and these together: a
+    superset of the leet view's, rechecked on the whole view when it finds something."""
+
+    focus: list[tuple[int, int]]
+    text: str
+    tokens: list[str]
+    unique: frozenset[str]
+
+
+def _leet_excerpt(normalized: NormalizedText) -> _LeetExcerpt | None:
+    """The excerpt of a long leet view (see `_LeetExcerpt`), or None when the leet view
+    is read whole (short, or not a same-length reading of the folded view)."""
+    view = normalized.leet
+    focus = _focus(normalized, view)
+    if not focus:
+        return None
+    pieces: list[str] = []
+    for first, last in _around(focus, MAX_REACH + _MARGIN, len(view)):
+        start, end = first, last
+        while start > 0 and _is_word_character(view[start - 1]):
+            start -= 1
+        while end < len(view) and _is_word_character(view[end]):
+            end += 1
+        pieces.append(view[start:end])
+    text = "\n".join(pieces)
+    tokens, unique = view_tokens(text)
+    return _LeetExcerpt(focus, text, tokens, unique)
+
+
+def _is_word_character(char: str) -> bool:
+    return char.isalnum() or char == "_"  # `\\w`, as `re` reads it in a str pattern
+
+
+def _leet_tokens(normalized: NormalizedText, excerpt: _LeetExcerpt | None) -> frozenset[str]:
+    """The leet view's distinct tokens; with an excerpt, a superset of them (see
+    `_LeetExcerpt`)."""
+    if excerpt is None:
+        return view_tokens(normalized.leet)[1]
+    return view_tokens(normalized.folded)[1] | excerpt.unique
 
 
 def _score_view(
@@ -335,11 +412,17 @@ def _score_view(
     index: _RuleIndex,
     weights: dict[str, float],
     focus: list[tuple[int, int]] | None = None,
+    excerpt: _LeetExcerpt | None = None,
 ) -> None:
     """Raise `weights` to what the rules of `index` reach in `view`; with `focus`, only
-    matches near those stretches are new (the rest of the view was already scored)."""
-    tokens, unique = view_tokens(view)
-    rules = index.candidates(view, unique)
+    matches near those stretches are new (the rest of the view was already scored), and
+    with `excerpt`, its text and tokens stand for the view's in choosing the rules."""
+    if excerpt is None:
+        tokens, unique = view_tokens(view)
+        rules = index.candidates(view, unique)
+    else:
+        tokens, unique = excerpt.tokens, excerpt.unique
+        rules = index.candidates(excerpt.text, unique)
     if _may_flood(tokens):
         rules += [FLOODING_RULE, NUMBER_FLOODING_RULE]
     long_view = len(view) > _LONG_VIEW
@@ -398,29 +481,30 @@ def _around(stretches: list[tuple[int, int]], reach: int, length: int) -> list[t
 def _letter_spaced(view: str) -> bool:
     """Whether `view` spaces a word letter by letter, or runs 24 letters together.
 
-    Cheap necessary conditions first, read off the view's (cached) `\\w+` tokens: four
-    spaced letters hold three neighbouring one-letter tokens, and a run of 24 letters lies
-    inside one token of 24 characters or more."""
-    tokens = view_tokens(view)[0]
+    Cheap necessary conditions first, read off the lengths of the view's (cached) `\\w+`
+    tokens: four spaced letters hold three neighbouring one-letter tokens, and a run of 24
+    letters lies inside one token of 24 characters or more."""
+    lengths = _token_lengths(view_tokens(view)[0])
     if (
-        _three_single_letters(tokens)
+        b"\x01\x01\x01" in lengths
+        and _three_single_letters(view_tokens(view)[0])
         and _TWO_SPACED.search(view) is not None
         and _SPACED_LETTERS.search(view) is not None
     ):
         return True
-    longest = max(map(len, tokens), default=0)
-    return longest >= 24 and _LETTER_RUN.search(view) is not None
+    return max(lengths, default=0) >= 24 and _LETTER_RUN.search(view) is not None
+
+
+def _token_lengths(tokens: list[str]) -> bytes:
+    """Each token's length as one byte (255 for 255 or more), counted in C."""
+    try:
+        return bytes(map(len, tokens))
+    except ValueError:  # a token of 256 characters or more
+        return bytes(min(255, len(token)) for token in tokens)
 
 
 def _three_single_letters(tokens: list[str]) -> bool:
     """Whether three tokens in a row are each one letter (`[^\\W\\d_]`)."""
-    # Three one-character tokens in a row first, counted in C: rare in ordinary text.
-    try:
-        lengths = bytes(map(len, tokens))
-    except ValueError:  # a token of 256 characters or more
-        lengths = bytes([len(word) == 1 for word in tokens])
-    if b"\x01\x01\x01" not in lengths:
-        return False
     run = 0
     for word in tokens:
         if len(word) == 1 and word != "_" and not word.isdecimal():
@@ -448,7 +532,7 @@ def _may_flood(tokens: list[str]) -> bool:
     least `_FLOOD_REPEATS` neighbouring tokens are equal."""
     if len(tokens) <= _FLOOD_REPEATS:
         return False
-    repeats: int = sum(map(operator.eq, tokens, tokens[1:]))
+    repeats: int = sum(map(operator.eq, tokens, itertools.islice(tokens, 1, None)))
     return repeats >= _FLOOD_REPEATS
 
 
@@ -543,13 +627,14 @@ def _asks_about(view: str, position: int) -> bool:
     return _ASKING_ABOUT.search(view, sentence_start, position) is not None
 
 
-def _typo_fold(text: str) -> str:
+def _typo_fold(text: str, tokens: frozenset[str] | None = None) -> str:
     # Most texts hold no scrambled keyword: look each distinct word up once, and rewrite
     # the text only when one of them is. Every run of `_LONG_WORD` lies inside one `\w+`
     # token, so the view's (cached) distinct tokens give the same words as a findall.
     # Tokens already seen to hold none are remembered, so ordinary words cost one set
-    # difference.
-    unseen = view_tokens(text)[1] - _PLAIN_TOKENS
+    # difference. `tokens` may be a superset of the text's: a rewrite then changes only
+    # what is really scrambled, and gives the text back when nothing is.
+    unseen = (view_tokens(text)[1] if tokens is None else tokens) - _PLAIN_TOKENS
     if any(map(_scrambled, unseen)):
         return _LONG_WORD.sub(_restore_keyword, text)
     if len(_PLAIN_TOKENS) + len(unseen) > _MAX_PLAIN_TOKENS:

@@ -26,8 +26,13 @@ _BLOCK_TAG: Final = re.compile(
     re.IGNORECASE,
 )
 _TAG: Final = re.compile(r"</?[a-zA-Z][\w:-]{0,30}(?:\s[^<>]{0,200})?/?>")
+# Marks touching a word: `(?<=\w)(?:\*{1,3}|_{1,3}|~~|`+)|(?:\*{1,3}|_{1,3}|~~|`+)(?=\w)`,
+# written so that every branch starts with its mark (the look-behind moved after the
+# first character), which lets `re` skip straight to the marks instead of trying the
+# look-behind at every position: the same matches, in the same order.
 _MARKDOWN_MARKS: Final = re.compile(
-    r"(?<=\w)(?:\*{1,3}|_{1,3}|~~|`+)|(?:\*{1,3}|_{1,3}|~~|`+)(?=\w)"
+    r"\*(?<=\w\*)\*{0,2}|_(?<=\w_)_{0,2}|~~(?<=\w~~)|`(?<=\w`)`*"
+    r"|\*{1,3}(?=\w)|_{1,3}(?=\w)|~~(?=\w)|`+(?=\w)"
 )
 _ENTITY: Final = re.compile(r"&(?:#\d{1,7}|#[xX][0-9a-fA-F]{1,6}|[a-zA-Z]{2,31});?")
 _PERCENT: Final = re.compile(r"%[0-9a-fA-F]{2}")
@@ -44,7 +49,7 @@ def unmarked(text: str) -> str | None:
         return None
     view = _decode(text)
     # Each pattern needs a character of its own in the text; the cheap `in` tests spare
-    # ordinary text the scans (`_MARKDOWN_MARKS` starts with a lookbehind: no fast skip).
+    # ordinary text the scans.
     if "<!--" in view or "-->" in view:
         view = _COMMENT.sub("", view)
     if "<" in view:

@@ -176,6 +176,11 @@ def _run_around(text: str, position: int) -> tuple[int, int]:
 
 
 def _collapse(text: str) -> str:
+    """Whitespace runs made one space, none at either end. A printable text holds no
+    whitespace but the space (Python counts every other separator as unprintable), so
+    one without a double space or a space at an end is already collapsed."""
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
     return " ".join(text.split())
 
 
