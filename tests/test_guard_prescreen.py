@@ -31,6 +31,9 @@ from tests.test_guard_long_messages import SENTENCES
 RULES = (*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *LANGUAGE_RULES)
 _ALPHABET = "ignore all previous instructions system prompt you are now dan :;.!?\n<>[]()'\"-"
 _OTHER = "éßçñ\u2028\u00a0Игнорируй все инструкции忽略之前的指示以前の指示を無視"
+# Every character Python's `\s` reads as a space, and digits of other scripts (`\d`):
+# the translation writes both out, so the random views hold them all.
+_SPACES_AND_DIGITS = "".join(chr(c) for c in range(0x3001) if chr(c).isspace()) + "\u0663\uff15"
 
 
 def _views() -> list[str]:
@@ -42,6 +45,8 @@ def _views() -> list[str]:
     rng = random.Random(21)
     views += [" ".join(rng.choice(views) for _ in range(30)) for _ in range(3)]
     views += ["".join(rng.choice(_ALPHABET + _OTHER) for _ in range(400)) for _ in range(40)]
+    spaced = _ALPHABET + _SPACES_AND_DIGITS * 3
+    views += ["".join(rng.choice(spaced) for _ in range(400)) for _ in range(40)]
     return views
 
 
@@ -97,6 +102,8 @@ def test_most_rules_are_left_out_of_an_ordinary_long_message(prescreen: Prescree
         (r"(a)x\1", "axa", "bxb"),  # a back-reference reads as anything
         (r"(a)?(?(1)b|c)d", "cd", "xd"),  # a conditional reads as either branch
         (r"[^\W\d_]{2}q", "zzq", "zz"),  # a class with a category reads as any character
+        (r"a\s*:", "a\u3000\u2028 :", "a - :"),  # but \s is every space Python reads, only
+        (r"x\d+y", "x\u0663\uff15y", "x y"),  # and \d every decimal digit, only
         (r"a.{0,80}b", "a" + "-" * 70 + "b", "ba"),  # a large bound becomes open
         (r"(?>ab|a)c", "ac", "bc"),  # an atomic group as a plain one
         (r"игнорируй\s+всё", "игнорируй всё", "игнорируй"),  # non-ASCII literals

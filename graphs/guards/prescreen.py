@@ -7,9 +7,12 @@ reads the view once for all of them. Its syntax and semantics are not Python's, 
 pattern is translated into a looser one whose matches include every match of the
 original (a superset, never a miss):
 
-- literals and classes of literals and ranges are kept exactly (as `\\x{...}` code points);
-- a class with a category (`\\w`, `\\s`, `[^\\W\\d_]`) and `.` become "any character",
-  since Python reads categories in Unicode and Hyperscan without UCP in ASCII;
+- literals and classes of literals and ranges are kept exactly (as `\\x{...}` code points),
+  and so are `\\s` and `\\d`, written out as the code points Python gives them (it
+  reads categories in Unicode, Hyperscan without UCP in ASCII); `\\s` as "any
+  character" made most rules possible in any long text ("system" ... ":");
+- a class with another category (`\\S`, `\\D`, `\\w`, `[^\\W\\d_]`) and `.` become
+  "any character" (written out, such classes are large and only slowed the scan);
 - anchors, `\\b`, lookarounds are dropped (a condition removed only adds matches);
 - a back-reference becomes "anything", a conditional group either branch, an atomic
   group or possessive repeat a plain one;
@@ -34,8 +37,10 @@ import logging
 import os
 import platform
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
+from functools import cache
 from importlib.metadata import version
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
@@ -98,21 +103,59 @@ def _char(point: int) -> str:
 
 def _class(members: Sequence[Any]) -> str:
     negate = False
-    parts: list[str] = []
+    ranges: list[tuple[int, int]] = []
     for op, value in members:
         if op is sre.NEGATE:
             negate = True
         elif op is sre.LITERAL:
-            parts.append(_char(value))
+            ranges.append((value, value))
         elif op is sre.RANGE:
-            parts.append(f"{_char(value[0])}-{_char(value[1])}")
+            ranges.append((value[0], value[1]))
         elif op is sre.CATEGORY:
-            return _ANY
+            exact = _category_ranges(value)
+            if exact is None:
+                return _ANY
+            ranges += exact
         else:
             raise _UntranslatableError(str(op))
-    if not parts:
+    if not ranges:
         raise _UntranslatableError("empty class")
-    return f"[{'^' if negate else ''}{''.join(parts)}]"
+    parts = "".join(
+        _char(low) if low == high else f"{_char(low)}-{_char(high)}"
+        for low, high in _merged(ranges)
+    )
+    return f"[{'^' if negate else ''}{parts}]"
+
+
+def _category_ranges(category: Any) -> list[tuple[int, int]] | None:
+    """The code points of `\\s` or `\\d` as Python reads them in a str pattern, as
+    ranges; None for every other category (`\\S`, `\\D`, the word ones): their classes
+    are large, and written out they made the scan slower for nothing (they become "any
+    character")."""
+    if category is sre.CATEGORY_SPACE:
+        return list(_unicode_ranges(str.isspace))
+    if category is sre.CATEGORY_DIGIT:
+        return list(_unicode_ranges(str.isdecimal))
+    return None
+
+
+@cache
+def _unicode_ranges(test: Callable[[str], bool]) -> tuple[tuple[int, int], ...]:
+    """The code points for which `test` holds, as ranges (read once, about 0.1 s)."""
+    return tuple(
+        _merged([(point, point) for point in range(sys.maxunicode + 1) if test(chr(point))])
+    )
+
+
+def _merged(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`ranges` sorted, with overlapping and touching ones joined."""
+    merged: list[tuple[int, int]] = []
+    for low, high in sorted(ranges):
+        if merged and low <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], high))
+        else:
+            merged.append((low, high))
+    return merged
 
 
 def _repeat(low: int, high: int, inner: Any) -> str:
