@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 
 import numpy as np
 import pytest
@@ -16,11 +17,12 @@ import pytest
 from graphs.guards import normalize
 from graphs.guards.classifier import WINDOW, load_model
 from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _has_stretch
+from graphs.guards.invisible import BLANK, INVISIBLE, holds_hidden
 from graphs.guards.lookalikes import _WORD, _fold_word, fold_lookalikes
 from graphs.guards.markup import _HAS_MARKUP, _MARKDOWN_MARKS, _MARKUP_CHARS
 from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
-from graphs.guards.normalize import _join_spaced, leet_fold
+from graphs.guards.normalize import _join_spaced, _strip_tags, leet_fold
 from graphs.guards.payment import (
     _CARD_DIGITS,
     _DIGIT_RUN,
@@ -33,6 +35,7 @@ from graphs.guards.payment import (
 )
 from graphs.guards.rule_gate import view_tokens
 from graphs.guards.topic import OFF_TOPIC_KINDS, _search
+from graphs.guards.unicode_table import WORD
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import ALL_RULES, SENTENCES
 
@@ -224,6 +227,35 @@ def test_off_topic_patterns_searched_at_their_prefixes_find_the_first_match(kind
         found = _search(pattern, view)
         expected = pattern.search(view)
         assert (found and found.span()) == (expected and expected.span())
+
+
+def test_the_word_table_is_what_re_reads_as_a_word_character() -> None:
+    every = "".join(
+        chr(point) for point in range(sys.maxunicode + 1) if not 0xD800 <= point <= 0xDFFF
+    )
+    expected = np.zeros(sys.maxunicode + 1, dtype=bool)
+    expected[[ord(char) for char in re.findall(r"\w", every)]] = True
+    assert np.array_equal(WORD, expected)
+
+
+def test_other_views_split_into_the_tokens_the_word_pattern_finds() -> None:
+    word = re.compile(r"\w+")
+    alphabet = "ab _1\u00e9\u0663\u2028\u00a0\u6f22\u0301-.\U0001f600\u0430\ud800\u3000"
+    for text in _random_texts(alphabet, seed=12, count=10_000, longest=24):
+        view_tokens.cache_clear()
+        assert view_tokens(text)[0] == word.findall(text), repr(text)
+
+
+def test_a_text_the_hidden_table_passes_is_left_alone_by_the_blank_and_invisible_classes() -> None:
+    alphabet = "a \u00e9\u200b\u00ad\u00a0\u2028\u2800\ufe0f\U000e0041\U000e007f\U0001f3f4\u3000"
+    passed = 0
+    for text in _random_texts(alphabet, seed=13, count=20_000, longest=12):
+        if "  " in text or holds_hidden(text):
+            continue
+        passed += 1
+        assert INVISIBLE.sub("", BLANK.sub(" ", text)) == text, repr(text)
+        assert _strip_tags(text) == (text, ""), repr(text)
+    assert passed > 500
 
 
 def test_ascii_views_split_into_the_tokens_the_word_pattern_finds() -> None:

@@ -34,16 +34,17 @@ def _marks(members: bytes) -> bytes:
     return bytes(ord("+") if byte in members else ord(".") for byte in range(256))
 
 
-# Stretches of characters of one kind, found in a byte translation of the text (a
-# character outside ASCII is one "?", so positions stay): 16 hex digits and separators
-# (eight pairs, each perhaps followed by one separator) and eight bits.
+# Stretches of characters of one kind, found in a byte translation of the text's UTF-8
+# (a character outside ASCII is bytes of 0x80 and up, none of them a mark, so a stretch
+# of ASCII characters stays a stretch): 16 hex digits and separators (eight pairs, each
+# perhaps followed by one separator), eight bits, 16 base64 characters.
 _HEX_MARKS: Final = _marks(b"0123456789abcdefABCDEF :")
 _BIT_MARKS: Final = _marks(b"01")
 _BASE64_MARKS: Final = _marks(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
 def _has_stretch(text: str, marks: bytes, length: int) -> bool:
-    return b"+" * length in text.encode("ascii", "replace").translate(marks)
+    return b"+" * length in text.encode("utf-8", "surrogatepass").translate(marks)
 
 
 def decode_runs(text: str, depth: int = 2) -> tuple[str, ...]:

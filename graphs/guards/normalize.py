@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from graphs.guards.encoded_runs import decode_runs
-from graphs.guards.invisible import BLANK, INVISIBLE
+from graphs.guards.invisible import BLANK, INVISIBLE, holds_hidden
 from graphs.guards.lookalikes import fold_lookalikes
 from graphs.guards.markup import unmarked
 
@@ -109,6 +109,11 @@ def normalize(text: str) -> NormalizedText:
         # only blank is the space and its only invisibles are the control characters.
         stripped, hidden = text, ""
         cleaned = text.translate(_ASCII_INVISIBLE)
+    elif "  " not in text and not holds_hidden(text):
+        # Nothing to strip or replace: no tag characters (they are invisible), no invisible
+        # characters, no blank but the space, and no run of spaces (`BLANK` makes a run one).
+        stripped, hidden = text, ""
+        cleaned = unicodedata.normalize("NFKC", text)
     else:
         stripped, hidden = _strip_tags(text)
         cleaned = unicodedata.normalize("NFKC", INVISIBLE.sub("", BLANK.sub(" ", stripped)))

@@ -118,11 +118,11 @@ _IBAN_GROUPS = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
 _ALNUM_GROUP = re.compile(r"[A-Za-z0-9]+")
 _IBAN_WINDOW = 80  # characters: the longest IBAN (34) with a separator between every pair
 
-# Cheap necessary conditions, read off a byte translation of the text (each character
-# outside ASCII one "?", so positions stay). A card's run of digit groups, once its
-# separators are deleted, is 13 digits or more in a row ("9" here; ASCII text only, as
-# other digits and separators are not ASCII). An IBAN starts with two ASCII letters
-# ("A") right before two digits.
+# Cheap necessary conditions, read off a byte translation of the text's UTF-8 (a
+# character outside ASCII is bytes of 0x80 and up, all "."). A card's run of digit
+# groups, once its separators are deleted, is 13 digits or more in a row ("9" here;
+# ASCII text only, as other digits and separators are not ASCII). An IBAN starts with
+# two ASCII letters ("A") right before two digits.
 _SEPARATOR_BYTES: Final = bytes(
     point for point in range(128)
     if chr(point) in _SEPARATOR_KINDS or re.fullmatch(r"[^\S\n]", chr(point))
@@ -288,9 +288,10 @@ def _may_hold_iban(text: str) -> bool:
 
 
 def _classes(text: str, deleted: bytes = b"") -> bytes:
-    """`text` as one byte per character: "9" an ASCII digit, "A" an ASCII letter, "." any
-    other character; the ASCII characters in `deleted` left out."""
-    return text.encode("ascii", "replace").translate(_CLASS_BYTES, deleted)
+    """`text` as bytes: "9" an ASCII digit, "A" an ASCII letter, "." any other ASCII
+    character or byte of a character outside ASCII; the ASCII characters in `deleted`
+    left out."""
+    return text.encode("utf-8", "surrogatepass").translate(_CLASS_BYTES, deleted)
 
 
 def _is_alnum_at(text: str, index: int) -> bool:

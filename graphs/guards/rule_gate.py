@@ -25,6 +25,8 @@ from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any, Final
 
+from graphs.guards.unicode_table import WORD, points
+
 __all__ = ["WordGate", "gate_passes", "gate_words", "search_near", "view_tokens", "word_gate"]
 
 # Alternatives, each a tuple of word sets that must all meet the tokens; () = no gate.
@@ -67,7 +69,10 @@ def view_tokens(view: str) -> tuple[list[str], frozenset[str]]:
         # The same tokens, faster: every non-word character made a space, then split.
         tokens = view.encode("ascii").translate(_WORD_BYTES).decode("ascii").split()
     else:
-        tokens = _TOKEN.findall(view)
+        # The same again, the word characters looked up in a table (see `unicode_table`).
+        code = points(view).copy()
+        code[~WORD[code]] = ord(" ")
+        tokens = code.tobytes().decode("utf-32-le", "surrogatepass").split()
     return tokens, frozenset(tokens)
 
 
