@@ -23,7 +23,6 @@ _MAX_RUN_CHARS: Final = 65_536
 _MIN_PRINTABLE_RATIO: Final = 0.9
 _MIN_WORDLIKE_RATIO: Final = 0.6
 _BASE64_MIN: Final = 16
-_BASE64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _DIGIT = re.compile(r"[0-9]")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){8,}(?![0-9A-Fa-f])")
 _BINARY_RUN = re.compile(r"(?<![01])(?:[01]{8} ?){4,}(?![01])")
@@ -40,6 +39,7 @@ def _marks(members: bytes) -> bytes:
 # perhaps followed by one separator), eight bits, 16 base64 characters.
 _HEX_MARKS: Final = _marks(b"0123456789abcdefABCDEF :")
 _BIT_MARKS: Final = _marks(b"01")
+_BASE64_STRETCH: Final = b"+" * _BASE64_MIN
 _BASE64_MARKS: Final = _marks(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
@@ -76,18 +76,25 @@ def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
 
 
 # Cheap necessary conditions, so ordinary prose skips the run patterns: a base64 run is 16
-# base64 characters in a row, and holds no whitespace, so only whitespace-free tokens of
-# 16 characters or more are searched; hex
-# that decodes to text holds a digit (every printable ASCII byte has one in its high
-# nibble) and 16 hex digits and separators in a row; a binary run holds eight bits in a
-# row. Each run is found, in order, as `pattern.finditer(text)` finds it.
+# base64 characters in a row, found in the byte translation; hex that decodes to text
+# holds a digit (every printable ASCII byte has one in its high nibble) and 16 hex digits
+# and separators in a row; a binary run holds eight bits in a row. Each run is found, in
+# order, as `pattern.finditer(text)` finds it.
 def _base64_runs(text: str) -> Iterator[str]:
-    if not _has_stretch(text, _BASE64_MARKS, _BASE64_MIN):
-        return
-    for token in text.split():
-        if len(token) >= _BASE64_MIN:
-            for match in _BASE64_RUN.finditer(token):
-                yield match.group()
+    """What `re.finditer(r"[A-Za-z0-9+/_-]{16,}={0,2}", text)` finds: each maximal
+    stretch of 16 base64 characters or more (the first 16 in a row are its start) with
+    up to two "=" after it, read off the text's UTF-8 and its base64 marks."""
+    raw = text.encode("utf-8", "surrogatepass")
+    marked = raw.translate(_BASE64_MARKS)
+    start = marked.find(_BASE64_STRETCH)
+    while start >= 0:
+        end = marked.find(b".", start)
+        end = len(marked) if end < 0 else end
+        padding = 0
+        while padding < 2 and raw[end + padding : end + padding + 1] == b"=":
+            padding += 1
+        yield raw[start : end + padding].decode("ascii")
+        start = marked.find(_BASE64_STRETCH, end)
 
 
 def _hex_runs(text: str) -> Iterator[str]:
