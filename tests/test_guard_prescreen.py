@@ -101,7 +101,10 @@ def test_most_rules_are_left_out_of_an_ordinary_long_message(prescreen: Prescree
         (r"(?<!\w)ab\b(?=c|\s)", "xx ab d", "xx a b"),  # lookarounds and \b dropped
         (r"(a)x\1", "axa", "bxb"),  # a back-reference reads as anything
         (r"(a)?(?(1)b|c)d", "cd", "xd"),  # a conditional reads as either branch
-        (r"[^\W\d_]{2}q", "zzq", "zz"),  # a class with a category reads as any character
+        (r"[^\W\d_]{2}q", "zzq", "z q"),  # a letter class reads as "not a space"
+        (r"a\w+b", "a\u00e9zb", "ax b"),  # and so does \w
+        (r"a\Wb", "a-b", "ab"),  # \W reads as any character
+        (r"a[^\S\n]b", "a\u2028b", "a\nb"),  # a space other than a line feed, exactly
         (r"a\s*:", "a\u3000\u2028 :", "a - :"),  # but \s is every space Python reads, only
         (r"x\d+y", "x\u0663\uff15y", "x y"),  # and \d every decimal digit, only
         (r"a.{0,80}b", "a" + "-" * 70 + "b", "ba"),  # a large bound becomes open

@@ -23,6 +23,7 @@ remain the real boundary.
 
 from __future__ import annotations
 
+import bisect
 import codecs
 import itertools
 import operator
@@ -156,11 +157,18 @@ class _RuleIndex:
         """The rules whose prefilter and word gate `view` (made of `tokens`) passes and
         that the prescreen says could match, in table order. `view` may be an excerpt of
         the text the rules will read: its stretches where a match can lie, joined."""
-        possible = None if self._prescreen is None else self._prescreen.possible(view)
-        if possible is not None:
+        return [rule for rule, _ends in self.candidates_and_ends(view, tokens)]
+
+    def candidates_and_ends(
+        self, view: str, tokens: frozenset[str]
+    ) -> list[tuple[Rule, list[int] | None]]:
+        """`candidates`, each with where in `view` its loose matches end, as the prescreen
+        saw them (every match of the rule ends at one of these); None when unknown."""
+        ends = None if self._prescreen is None else self._prescreen.match_ends(view)
+        if ends is not None:
             return [
-                self._rules[index]
-                for index in sorted(possible)
+                (self._rules[index], ends[index] if index not in self._left_out() else None)
+                for index in sorted(ends)
                 if self._prefilter_passes(index, view, tokens)
                 and gate_passes(self._gates[index], tokens)
             ]
@@ -178,8 +186,13 @@ class _RuleIndex:
                 if index not in found and needle[0] in chars and needle in view:
                     found.add(index)
         return [
-            self._rules[index] for index in sorted(found) if gate_passes(self._gates[index], tokens)
+            (self._rules[index], None)
+            for index in sorted(found)
+            if gate_passes(self._gates[index], tokens)
         ]
+
+    def _left_out(self) -> frozenset[int]:
+        return frozenset() if self._prescreen is None else self._prescreen.left_out
 
     def prepare(self, cache_dir: Path | None) -> None:
         """Build the prescreen now rather than at the first view (about 2 s), or read it
@@ -417,19 +430,20 @@ def _score_view(
     """Raise `weights` to what the rules of `index` reach in `view`; with `focus`, only
     matches near those stretches are new (the rest of the view was already scored), and
     with `excerpt`, its text and tokens stand for the view's in choosing the rules."""
+    rules: list[tuple[Rule, list[int] | None]]
     if excerpt is None:
         tokens, unique = view_tokens(view)
-        rules = index.candidates(view, unique)
-    else:
+        rules = index.candidates_and_ends(view, unique)
+    else:  # the excerpt's match ends are not the view's: none are used
         tokens, unique = excerpt.tokens, excerpt.unique
-        rules = index.candidates(excerpt.text, unique)
+        rules = [(rule, None) for rule in index.candidates(excerpt.text, unique)]
     if _may_flood(tokens):
-        rules += [FLOODING_RULE, NUMBER_FLOODING_RULE]
+        rules += [(FLOODING_RULE, None), (NUMBER_FLOODING_RULE, None)]
     long_view = len(view) > _LONG_VIEW
     sites: dict[str, list[int]] = {}
     # Rules with the same prefilter words and reach read the same stretches.
     stretches: dict[object, list[tuple[int, int]] | None] = {}
-    for rule in rules:
+    for rule, ends in rules:
         if weights.get(rule.name, 0.0) >= rule.weight:
             continue  # nothing this rule finds could raise its weight
         spans: list[tuple[int, int]] | None = None
@@ -442,7 +456,21 @@ def _score_view(
             if key not in stretches:
                 stretches[key] = _spans(rule, view, unique, sites)
             spans = stretches[key]
+            if spans is not None and ends is not None:
+                spans = _holding_ends(spans, ends)
         _record(rule, view, spans, weights)
+
+
+def _holding_ends(spans: list[tuple[int, int]], ends: list[int]) -> list[tuple[int, int]]:
+    """The spans in which one of `ends` (sorted) falls: every match of the rule ends where
+    one of its loose matches does, so a span holding no such end holds no match (the
+    long message's other mentions of the rule's words are not read)."""
+    kept: list[tuple[int, int]] = []
+    for start, end in spans:
+        first = bisect.bisect_left(ends, start)
+        if first < len(ends) and ends[first] <= end:
+            kept.append((start, end))
+    return kept
 
 
 def _focus(normalized: NormalizedText, view: str) -> list[tuple[int, int]] | None:

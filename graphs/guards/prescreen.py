@@ -8,11 +8,12 @@ pattern is translated into a looser one whose matches include every match of the
 original (a superset, never a miss):
 
 - literals and classes of literals and ranges are kept exactly (as `\\x{...}` code points),
-  and so are `\\s` and `\\d`, written out as the code points Python gives them (it
-  reads categories in Unicode, Hyperscan without UCP in ASCII); `\\s` as "any
-  character" made most rules possible in any long text ("system" ... ":");
-- a class with another category (`\\S`, `\\D`, `\\w`, `[^\\W\\d_]`) and `.` become
-  "any character" (written out, such classes are large and only slowed the scan);
+  and so are `\\s`, `\\S`, `\\d` and `\\D`, written out as the code points Python gives
+  them (it reads categories in Unicode, Hyperscan without UCP in ASCII);
+- `\\w` and letter classes (`[^\\W\\d_]`) become "not a space", a bound that keeps a
+  word from reaching across spaces; `\\W` and `.` become "any character". (Read as "any
+  character", `\\s` made most rules possible in any long text, "system" ... ":", and
+  `\\w` made the scan three times slower);
 - anchors, `\\b`, lookarounds are dropped (a condition removed only adds matches);
 - a back-reference becomes "anything", a conditional group either branch, an atomic
   group or possessive repeat a plain one;
@@ -40,12 +41,15 @@ import re
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 from importlib.metadata import version
 from pathlib import Path
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any, Final
+
+import numpy as np
 
 try:
     import hyperscan
@@ -57,6 +61,9 @@ __all__ = ["Prescreen", "superset_pattern"]
 _log = logging.getLogger(__name__)
 
 _MAX_BOUND: Final = 4
+# Match events one scan reports at most; an ordinary long message has a few, a hostile
+# one could have a million (every pattern ending everywhere): past this, every rule looks.
+_MAX_EVENTS: Final = 2_000
 _ANY: Final = "."
 
 
@@ -101,42 +108,129 @@ def _char(point: int) -> str:
     return f"\\x{{{point:x}}}"
 
 
-def _class(members: Sequence[Any]) -> str:
-    negate = False
-    ranges: list[tuple[int, int]] = []
-    for op, value in members:
+@dataclass
+class _ClassParts:
+    """A class's members, sorted by how exactly they can be written: exact sets (literals,
+    ranges, `\\s`, `\\d`), complements of exact sets (`\\S`, `\\D`) and the word
+    categories, of which only a bound is kept (`\\w` lies inside "not a space", `\\W` is
+    near everything)."""
+
+    negate: bool = False
+    exact: list[tuple[int, int]] = field(default_factory=list)
+    complements: list[list[tuple[int, int]]] = field(default_factory=list)
+    word: bool = False
+    not_word: bool = False
+    other: bool = False  # a category read as nothing narrower than "any character"
+
+    def add(self, op: Any, value: Any) -> None:
         if op is sre.NEGATE:
-            negate = True
+            self.negate = True
         elif op is sre.LITERAL:
-            ranges.append((value, value))
+            self.exact.append((value, value))
         elif op is sre.RANGE:
-            ranges.append((value[0], value[1]))
-        elif op is sre.CATEGORY:
-            exact = _category_ranges(value)
-            if exact is None:
-                return _ANY
-            ranges += exact
-        else:
+            self.exact.append((value[0], value[1]))
+        elif op is not sre.CATEGORY:
             raise _UntranslatableError(str(op))
+        elif value in _EXACT_CATEGORIES:
+            self.exact += _unicode_ranges(_EXACT_CATEGORIES[value])
+        elif value in _COMPLEMENT_CATEGORIES:
+            self.complements.append(list(_unicode_ranges(_COMPLEMENT_CATEGORIES[value])))
+        elif value is sre.CATEGORY_WORD:
+            self.word = True
+        elif value is sre.CATEGORY_NOT_WORD:
+            self.not_word = True
+        else:
+            self.other = True
+
+
+def _class(members: Sequence[Any]) -> str:
+    """A class, exactly where its members allow, else a looser one (see `_ClassParts`)."""
+    parts = _ClassParts()
+    for op, value in members:
+        parts.add(op, value)
+    if parts.negate:
+        return _negated_class(parts)
+    if parts.other or parts.not_word:
+        return _ANY
+    complements = parts.complements
+    if parts.word:
+        complements = [*complements, list(_unicode_ranges(str.isspace))]
+    if complements:  # everything but (their common part less the exact members)
+        return _negated(_without(_common(complements), parts.exact))
+    return _positive(parts.exact)
+
+
+def _negated_class(parts: _ClassParts) -> str:
+    if parts.other:
+        return _ANY
+    if parts.not_word:  # inside \\w, so never a space
+        return _negated(_unicode_ranges(str.isspace))
+    if parts.word:
+        return _ANY
+    if parts.complements:  # their common part less the exact members
+        return _positive(_without(_common(parts.complements), parts.exact))
+    return _negated(parts.exact)
+
+
+def _positive(ranges: Sequence[tuple[int, int]]) -> str:
     if not ranges:
-        raise _UntranslatableError("empty class")
-    parts = "".join(
+        raise _UntranslatableError("a class that matches nothing")
+    return f"[{_ranges_text(ranges)}]"
+
+
+def _negated(ranges: Sequence[tuple[int, int]]) -> str:
+    return f"[^{_ranges_text(ranges)}]" if ranges else _ANY
+
+
+def _ranges_text(ranges: Sequence[tuple[int, int]]) -> str:
+    return "".join(
         _char(low) if low == high else f"{_char(low)}-{_char(high)}"
         for low, high in _merged(ranges)
     )
-    return f"[{'^' if negate else ''}{parts}]"
 
 
-def _category_ranges(category: Any) -> list[tuple[int, int]] | None:
-    """The code points of `\\s` or `\\d` as Python reads them in a str pattern, as
-    ranges; None for every other category (`\\S`, `\\D`, the word ones): their classes
-    are large, and written out they made the scan slower for nothing (they become "any
-    character")."""
-    if category is sre.CATEGORY_SPACE:
-        return list(_unicode_ranges(str.isspace))
-    if category is sre.CATEGORY_DIGIT:
-        return list(_unicode_ranges(str.isdecimal))
-    return None
+def _common(sets: Sequence[Sequence[tuple[int, int]]]) -> list[tuple[int, int]]:
+    """The code points in every one of `sets` (each a list of ranges)."""
+    common = _merged(sets[0])
+    for other in sets[1:]:
+        merged = _merged(other)
+        common = [
+            (max(low, other_low), min(high, other_high))
+            for low, high in common
+            for other_low, other_high in merged
+            if max(low, other_low) <= min(high, other_high)
+        ]
+    return common
+
+
+def _without(
+    ranges: Sequence[tuple[int, int]], removed: Sequence[tuple[int, int]]
+) -> list[tuple[int, int]]:
+    """`ranges` less every code point in `removed`."""
+    kept = _merged(ranges)
+    for cut_low, cut_high in _merged(removed):
+        pieces: list[tuple[int, int]] = []
+        for low, high in kept:
+            if cut_high < low or cut_low > high:
+                pieces.append((low, high))
+                continue
+            if low < cut_low:
+                pieces.append((low, cut_low - 1))
+            if cut_high < high:
+                pieces.append((cut_high + 1, high))
+        kept = pieces
+    return kept
+
+
+# Categories written out exactly, and those whose complement is (`\\S` is "not a space").
+_EXACT_CATEGORIES: Final[dict[Any, Callable[[str], bool]]] = {
+    sre.CATEGORY_SPACE: str.isspace,
+    sre.CATEGORY_DIGIT: str.isdecimal,
+}
+_COMPLEMENT_CATEGORIES: Final[dict[Any, Callable[[str], bool]]] = {
+    sre.CATEGORY_NOT_SPACE: str.isspace,
+    sre.CATEGORY_NOT_DIGIT: str.isdecimal,
+}
 
 
 @cache
@@ -214,7 +308,14 @@ class Prescreen:
 
     def possible(self, view: str) -> frozenset[int] | None:
         """Indexes of the patterns that could match `view`; None means "any of them" (no
-        engine, or a view that is not valid UTF-8)."""
+        engine, a view that is not valid UTF-8, or one with too many loose matches)."""
+        ends = self.match_ends(view)
+        return None if ends is None else frozenset(ends)
+
+    def match_ends(self, view: str) -> dict[int, list[int]] | None:
+        """For each pattern that could match `view`, where its loose matches end (character
+        offsets, ascending; every match of the pattern ends at one of them); [] for a
+        pattern left out of the database. None as for `possible`."""
         self.build()
         if self._database is None:
             return None
@@ -222,10 +323,16 @@ class Prescreen:
             data = view.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: let every rule look
             return None
-        found: set[int] = set(self._always)
-        self._database.scan(data, match_event_handler=_collect, context=found,
-                            scratch=self._scratch())  # fmt: skip
-        return frozenset(found)
+        found = _Ends({index: [] for index in self._always})
+        try:
+            self._database.scan(data, match_event_handler=_collect, context=found,
+                                scratch=self._scratch())  # fmt: skip
+        except hyperscan.ScanTerminated:
+            return None  # a flood of loose matches (a hostile text): every rule looks
+        found.sort_ends()  # Hyperscan does not promise to report them in order
+        if len(data) != len(view):
+            found.to_characters(data)
+        return found
 
     def _scratch(self) -> Any:
         scratch = getattr(self._local, "scratch", None)
@@ -245,8 +352,29 @@ class Prescreen:
             self._built = True
 
 
-def _collect(identifier: int, _start: int, _end: int, _flags: int, found: set[int]) -> None:
-    found.add(identifier)
+class _Ends(dict[int, list[int]]):
+    """Match ends by pattern index, as a scan reports them (byte offsets until
+    `to_characters`), and how many were reported."""
+
+    events = 0
+
+    def sort_ends(self) -> None:
+        for index, ends in self.items():
+            self[index] = sorted(set(ends))
+
+    def to_characters(self, data: bytes) -> None:
+        """Turn the byte offsets into character offsets of the text `data` encodes."""
+        starts = np.frombuffer(data, dtype=np.uint8) & 0xC0 != 0x80  # not a continuation byte
+        before = np.concatenate(([0], np.cumsum(starts)))
+        for index, ends in self.items():
+            self[index] = before[ends].tolist() if ends else ends
+
+
+def _collect(identifier: int, _start: int, end: int, _flags: int, found: _Ends) -> bool:
+    """Record one match end; stop the scan after `_MAX_EVENTS` of them."""
+    found.events += 1
+    found.setdefault(identifier, []).append(end)
+    return found.events > _MAX_EVENTS
 
 
 def _compile(
@@ -256,12 +384,7 @@ def _compile(
     when Hyperscan is missing or refuses the set."""
     if hyperscan is None:  # pragma: no cover - see the module docstring
         return None, frozenset()
-    flags = (
-        hyperscan.HS_FLAG_UTF8
-        | hyperscan.HS_FLAG_DOTALL
-        | hyperscan.HS_FLAG_ALLOWEMPTY
-        | hyperscan.HS_FLAG_SINGLEMATCH
-    )
+    flags = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_DOTALL | hyperscan.HS_FLAG_ALLOWEMPTY
     translated = [superset_pattern(pattern) for pattern in patterns]
     cache = None if cache_dir is None else _cache_path(cache_dir, translated, flags)
     database = _load(cache)
