@@ -77,6 +77,32 @@ def test_a_rule_that_matches_is_always_possible(prescreen: Prescreen) -> None:
     assert missed == []
 
 
+def test_every_match_of_a_rule_ends_where_a_loose_match_ends(prescreen: Prescreen) -> None:
+    checked = 0
+    for view in VIEWS:
+        ends = prescreen.match_ends(view)
+        assert ends is not None
+        for index, rule in enumerate(RULES):
+            for match in rule.pattern.finditer(view):
+                checked += 1
+                assert match.end() in ends[index], (rule.name, view[:60])
+    assert checked > 100
+
+
+def test_match_ends_are_character_offsets_in_order() -> None:
+    screen = Prescreen([re.compile("ab"), re.compile("zz")])
+    assert screen.match_ends("xxab \u00e9\u6f22ab ab") == {0: [4, 9, 12]}
+    assert screen.match_ends("\U0001f600ab") == {0: [3]}
+    assert screen.possible("nothing") == frozenset()
+
+
+def test_a_flood_of_loose_matches_lets_every_rule_look() -> None:
+    screen = Prescreen([re.compile("a"), re.compile("b")])
+    assert screen.match_ends("a" * 1_000) == {0: list(range(1, 1_001))}
+    assert screen.match_ends("a" * 4_000) is None  # more reports than a scan takes
+    assert screen.possible("a" * 4_000) is None
+
+
 def test_an_off_topic_kind_that_matches_is_always_possible() -> None:
     screen = Prescreen([pattern for _, pattern in OFF_TOPIC_KINDS])
     assert screen.left_out == frozenset()
