@@ -7,6 +7,7 @@ random strings built from the characters that matter."""
 
 from __future__ import annotations
 
+import codecs
 import random
 import re
 import sys
@@ -22,7 +23,7 @@ from graphs.guards.lookalikes import _WORD, _fold_word, fold_lookalikes
 from graphs.guards.markup import _HAS_MARKUP, _MARKDOWN_MARKS, _MARKUP_CHARS
 from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
-from graphs.guards.normalize import _join_spaced, _strip_tags, leet_fold
+from graphs.guards.normalize import _join_spaced, _rot13, _strip_tags, leet_fold
 from graphs.guards.payment import (
     _CARD_DIGITS,
     _DIGIT_RUN,
@@ -187,6 +188,11 @@ def test_markdown_marks_found_from_the_mark_are_those_the_look_behind_form_finds
     for text in _random_texts("*_~`a \u00e9.1", seed=11, count=20_000, longest=16):
         expected = [m.span() for m in first_form.finditer(text)]
         assert [m.span() for m in _MARKDOWN_MARKS.finditer(text)] == expected, text
+
+
+def test_rot13_read_as_bytes_is_the_rot13_codec() -> None:
+    for text in _random_texts("aZmn \u00e9\u6f22\U0001f600\ud800.", seed=14, count=5_000):
+        assert _rot13(text) == codecs.encode(text, "rot13"), repr(text)
 
 
 def test_the_markup_characters_are_in_every_text_the_markup_pre_test_finds() -> None:

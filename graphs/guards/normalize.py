@@ -28,7 +28,6 @@ other ciphers (Caesar shifts, Morse), or reassemble payloads split across messag
 
 from __future__ import annotations
 
-import codecs
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -63,6 +62,12 @@ _LEET_TOKEN = re.compile(
 _LEET_CHARS = re.compile(r"[0-9@$|!]")
 _LEET_RUN: Final = frozenset("abcdefghijklmnopqrstuvwxyz0123456789@$|!")
 _LETTER = re.compile("[a-z]")
+_ROT13_BYTES: Final = bytes(range(256)).translate(
+    bytes.maketrans(
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+        b"NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
+    )
+)
 _ASCII_INVISIBLE: Final = {
     point: None for point in range(128) if INVISIBLE.fullmatch(chr(point)) is not None
 }
@@ -130,7 +135,7 @@ def normalize(text: str) -> NormalizedText:
         hidden_tag_text=_collapse(hidden),
         decoded=decode_runs(cleaned),
         unmarked=unmarked_view if unmarked_view not in {folded, leet} else "",
-        rot13=codecs.encode(leet, "rot13"),
+        rot13=_rot13(leet),
         reversed=leet[::-1],
     )
 
@@ -178,6 +183,17 @@ def _run_around(text: str, position: int) -> tuple[int, int]:
     while end < len(text) and text[end] in _LEET_RUN:
         end += 1
     return start, end
+
+
+def _rot13(text: str) -> str:
+    """`codecs.encode(text, "rot13")`, read as bytes: the codec translates through a dict,
+    slow for text outside ASCII, and only ASCII letters change (UTF-8 keeps them bytes of
+    their own)."""
+    return (
+        text.encode("utf-8", "surrogatepass")
+        .translate(_ROT13_BYTES)
+        .decode("utf-8", "surrogatepass")
+    )
 
 
 def _collapse(text: str) -> str:
