@@ -29,7 +29,6 @@ other ciphers (Caesar shifts, Morse), or reassemble payloads split across messag
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Final
 
@@ -37,6 +36,7 @@ from graphs.guards.encoded_runs import decode_runs
 from graphs.guards.invisible import BLANK, INVISIBLE, holds_hidden
 from graphs.guards.lookalikes import fold_lookalikes
 from graphs.guards.markup import unmarked
+from graphs.guards.normal_forms import fold_accents, nfkc
 
 __all__ = ["NormalizedText", "fold", "leet_fold", "normalize"]
 
@@ -47,7 +47,6 @@ _SPACED_WORD = re.compile(r"(?<!\S)(?:[^\W_] ){2,}[^\W_](?!\S)")
 # Inside every `_SPACED_WORD` match, one character after its start: " g n" (then no \S).
 # A literal first character lets the regex engine skip ahead, unlike the lookbehind.
 _SPACED_HINT = re.compile(r" [^\W_] [^\W_](?!\S)")
-_COMBINING_ACCENT = re.compile("[\u0300-\u036f]")
 
 _LEET_TABLE: Final = str.maketrans(
     {
@@ -118,10 +117,10 @@ def normalize(text: str) -> NormalizedText:
         # Nothing to strip or replace: no tag characters (they are invisible), no invisible
         # characters, no blank but the space, and no run of spaces (`BLANK` makes a run one).
         stripped, hidden = text, ""
-        cleaned = unicodedata.normalize("NFKC", text)
+        cleaned = nfkc(text)
     else:
         stripped, hidden = _strip_tags(text)
-        cleaned = unicodedata.normalize("NFKC", INVISIBLE.sub("", BLANK.sub(" ", stripped)))
+        cleaned = nfkc(INVISIBLE.sub("", BLANK.sub(" ", stripped)))
     visible = _collapse(cleaned)
     joined = _join_spaced(cleaned)
     folded = fold(visible if joined is cleaned else _collapse(joined))
@@ -145,8 +144,7 @@ def fold(text: str) -> str:
     folded = text.casefold()
     if folded.isascii():
         return folded
-    folded = _COMBINING_ACCENT.sub("", unicodedata.normalize("NFD", folded))
-    return fold_lookalikes(unicodedata.normalize("NFC", folded))
+    return fold_lookalikes(fold_accents(folded))
 
 
 def leet_fold(text: str) -> str:

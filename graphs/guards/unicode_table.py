@@ -6,7 +6,8 @@ second, at import) gives tables that answer for a whole text in one numpy lookup
 the code point lists `invisible` builds its classes from. A new Unicode version in a new
 Python brings its new characters along.
 
-- `category_points(*names)`: the code points in those categories ("Zs", "Cf", ...).
+- `category_points(*names)`: the code points in those categories ("Zs", "Cf", ...);
+  `assigned_points()`: every code point that is a character.
 - `WORD`: True where `re` reads `\\w` in a str pattern: letters and numbers (the
   categories L* and N*, which is `str.isalnum`) and "_".
 - `points(text)`: the text's code points (lone surrogates included), for such lookups.
@@ -21,7 +22,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["WORD", "category_points", "points"]
+__all__ = ["WORD", "assigned_points", "category_points", "points"]
 
 
 def _categories() -> tuple[tuple[str, ...], npt.NDArray[np.uint8]]:
@@ -40,6 +41,12 @@ def category_points(*names: str) -> npt.NDArray[np.intp]:
     """The code points whose category is one of `names`, in order."""
     wanted = [_NAMES.index(name) for name in names if name in _NAMES]
     return np.flatnonzero(np.isin(_CATEGORY, wanted))
+
+
+def assigned_points() -> npt.NDArray[np.intp]:
+    """Every code point that is a character: not unassigned, private use or a surrogate."""
+    unassigned = [_NAMES.index(name) for name in ("Cn", "Co", "Cs") if name in _NAMES]
+    return np.flatnonzero(~np.isin(_CATEGORY, unassigned))
 
 
 def points(text: str) -> npt.NDArray[np.uint32]:
