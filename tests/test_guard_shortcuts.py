@@ -30,6 +30,7 @@ from graphs.guards.payment import (
     _IBAN_START,
     _SEPARATOR_BYTES,
     _classes,
+    _iban_starts,
     _may_hold_iban,
     find_ibans,
     find_payment_cards,
@@ -207,6 +208,11 @@ def test_the_iban_byte_test_finds_two_letters_before_two_digits() -> None:
         assert _may_hold_iban(text) == (letters_then_digits.search(text) is not None), text
         if _IBAN_START.search(text) is not None:
             assert _may_hold_iban(text), text
+
+
+def test_iban_starts_read_off_the_byte_classes_are_where_the_start_pattern_matches() -> None:
+    for text in _random_texts("AZaz09 -.\u00e9", seed=17, count=20_000):
+        assert list(_iban_starts(text)) == [m.start() for m in _IBAN_START.finditer(text)]
 
 
 def test_every_ascii_digit_run_long_enough_for_a_card_passes_the_card_byte_test() -> None:

@@ -33,6 +33,7 @@ refused). Limits: a random Luhn-valid number with a card prefix is taken for a c
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
@@ -250,8 +251,7 @@ def find_ibans(text: str) -> list[IbanMatch]:
     position = 0
     if not _may_hold_iban(text):
         return found
-    for start_match in _IBAN_START.finditer(text):
-        start = start_match.start()
+    for start in _iban_starts(text):
         if start < position:
             continue
         end = _iban_end(text, start)
@@ -287,6 +287,20 @@ def _may_hold_iban(text: str) -> bool:
     return b"AA99" in _classes(text)
 
 
+def _iban_starts(text: str) -> Iterator[int]:
+    """Where `_IBAN_START` matches, in order: in ASCII text read off the byte classes
+    (each "AA99" not right after a letter or digit), which skips to them."""
+    if not text.isascii():
+        yield from (match.start() for match in _IBAN_START.finditer(text))
+        return
+    classes = _classes(text)
+    at = classes.find(b"AA99")
+    while at >= 0:
+        if at == 0 or classes[at - 1] == ord("."):
+            yield at
+        at = classes.find(b"AA99", at + 1)
+
+
 def _classes(text: str, deleted: bytes = b"") -> bytes:
     """`text` as bytes: "9" an ASCII digit, "A" an ASCII letter, "." any other ASCII
     character or byte of a character outside ASCII; the ASCII characters in `deleted`
@@ -303,8 +317,7 @@ def _iban_shaped_spans(text: str) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     if not _may_hold_iban(text):
         return spans
-    for head in _IBAN_START.finditer(text):
-        start = head.start()
+    for start in _iban_starts(text):
         length = IBAN_LENGTHS.get(text[start : start + 2].upper())
         shape = _IBAN_GROUPS.match(text[start : start + _IBAN_WINDOW]) if length else None
         if length is None or shape is None:
