@@ -15,7 +15,8 @@ guards that refused, and checks per second of CPU time (`time.process_time`, one
 the guard is single-threaded; CPU time keeps the figure honest on a shared machine). Then
 checks per second by message length: ordinary messages of exactly 500, 2,000 and 4,000
 characters (benign lines joined in a seeded order), alone and with an attack as their
-last sentence, with how many of each were refused or hardened. The
+last sentence, with how many of each were refused or hardened; then 4,000-character
+messages of other shapes: each language's benign examples, and code and markdown. The
 learned scorer was trained on the half of each corpus whose SHA-256 starts with an even
 byte (`train_guard_classifier.py`), so each corpus is also reported on its other half
 alone ("unseen half"). `guard_holdout.tsv` (in
@@ -49,7 +50,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.guard_templates import read_benign_families, read_examples
-from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, GuardVerdict, check_input, prepare_guards
+from graphs.guards import (
+    ALLOWED,
+    GUARD_IBAN,
+    GUARD_PAYMENT_CARD,
+    GuardVerdict,
+    check_input,
+    prepare_guards,
+)
 
 __all__ = ["DEFAULT_CORPORA", "main", "rate", "read_lines", "read_tsv"]
 
@@ -226,6 +234,45 @@ def report_lengths(texts: Sequence[str], per_length: int = _PER_BUCKET) -> None:
             )
 
 
+# Lines of the kind technical users paste: code, markdown, SQL, URLs, version numbers.
+_CODE_AND_MARKDOWN = (
+    "def load_config(path):",
+    "    with open(path) as handle:",
+    "        return json.load(handle)",
+    "x_max = 2**16 - 1  # see RFC 7231",
+    "**Note**: use `snake_case` names for the new fields.",
+    "* item one, then the second _emphasised_ item",
+    "- [ ] migrate the v2 endpoints to ipv6 by Q3",
+    "SELECT id, user_id FROM orders WHERE total > 100 AND status = 'paid';",
+    "See https://example.com/docs/v2/api?id=42&lang=en for the details.",
+    "sha256 e3b0c44298fc1c14 and build 1.4.2-rc3 on x86_64",
+)
+
+
+def report_shapes(questions: Sequence[str], length: int = 4_000, count: int = _PER_BUCKET) -> None:
+    """Throughput at `length` characters for ordinary messages of other shapes than the
+    English corpus questions: each language's benign examples (guard_examples.tsv; those
+    the guard passes alone, so that what it refuses or hardens here comes from joining
+    them), and code and markdown mixed with English questions. Best of `_ROUNDS` rounds."""
+    by_language: dict[str, list[str]] = {}
+    for language, text in read_examples().benign:
+        if check_input(text) == ALLOWED:
+            by_language.setdefault(language, []).append(text)
+    shapes = {f"{language} examples": texts for language, texts in sorted(by_language.items())}
+    shapes["code and markdown"] = [*_CODE_AND_MARKDOWN, *questions[:200]]
+    for name, texts in shapes.items():
+        messages = long_messages(texts, length, count)
+        verdicts = [check_input(text) for text in messages]
+        refused = sum(not v.allowed for v in verdicts)
+        hardened = sum(v.allowed and v.hardened for v in verdicts)
+        best = min(_cpu_seconds(messages) for _ in range(_ROUNDS))
+        print(
+            f"{format(length, ',') + ' chars, ' + name:<38} n={len(messages):<5}"
+            f" refused={refused:<5} hardened={hardened:<5}"
+            f" {len(messages) / best:,.0f} checks/s ({1000 * best / len(messages):.2f} ms)"
+        )
+
+
 def _cpu_seconds(messages: Sequence[str]) -> float:
     started = time.process_time()
     for text in messages:
@@ -260,7 +307,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     report_pii("pii_ibans.tsv", read_tsv(corpora / "pii_ibans.tsv"), GUARD_IBAN, show)
     everything = [text for texts, _ in sets.values() for text in texts]
     report("all corpus texts", everything, attack=False, show=False)
-    report_lengths([*sets["benign_questions.txt"][0], *sets["benign_hard.txt"][0]], args.per_length)
+    questions = [*sets["benign_questions.txt"][0], *sets["benign_hard.txt"][0]]
+    report_lengths(questions, args.per_length)
+    report_shapes(questions, count=args.per_length)
 
 
 if __name__ == "__main__":
