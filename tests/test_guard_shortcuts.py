@@ -18,6 +18,8 @@ import pytest
 from graphs.guards import normalize
 from graphs.guards.classifier import WINDOW, load_model
 from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _has_stretch
+from graphs.guards.exfiltration_rules import FLOODING_RULE, NUMBER_FLOODING_RULE
+from graphs.guards.injection import _may_flood
 from graphs.guards.invisible import BLANK, INVISIBLE, holds_hidden
 from graphs.guards.lookalikes import _WORD, _fold_word, fold_lookalikes
 from graphs.guards.markup import _HAS_MARKUP, _MARKDOWN_MARKS, _MARKUP_CHARS
@@ -189,6 +191,23 @@ def test_markdown_marks_found_from_the_mark_are_those_the_look_behind_form_finds
     for text in _random_texts("*_~`a \u00e9.1", seed=11, count=20_000, longest=16):
         expected = [m.span() for m in first_form.finditer(text)]
         assert [m.span() for m in _MARKDOWN_MARKS.finditer(text)] == expected, text
+
+
+def test_every_text_the_flooding_rules_match_may_flood() -> None:
+    rng = random.Random(18)
+    words = ["ok", "spam", "123", "4567", "ab", "no", "x"]
+    matched = 0
+    for _ in range(3_000):
+        parts = [rng.choice(words) for _ in range(rng.randrange(10, 60))]
+        if rng.random() < 0.5:  # a run of one word, long or nearly long enough
+            at = rng.randrange(len(parts))
+            parts[at:at] = [rng.choice(words)] * rng.randrange(18, 24)
+        text = "".join(part + rng.choice([" ", ", ", "! ", "-"]) for part in parts)
+        view_tokens.cache_clear()
+        if any(rule.pattern.search(text) for rule in (FLOODING_RULE, NUMBER_FLOODING_RULE)):
+            matched += 1
+            assert _may_flood(text), text
+    assert matched > 300
 
 
 def test_rot13_read_as_bytes_is_the_rot13_codec() -> None:

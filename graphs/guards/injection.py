@@ -99,6 +99,8 @@ _QUESTION_FLAG_PROBABILITY: Final = 0.9
 LONG_FLAG_PROBABILITY: Final = 0.85
 _DAMPING: Final = 0.4
 _FLOOD_REPEATS: Final = 19
+# Twenty token lengths in a row alike (bytes, one per token: see `_token_lengths`).
+_SAME_LENGTH_RUN: Final = re.compile(rb"(.)\1{%d}" % _FLOOD_REPEATS, re.DOTALL)
 
 _ASKING_ABOUT = re.compile(
     r"\b(?:how (?:do|does|did|can|could|should|would|to|is|are|might)|why (?:do|does|did|is|are"
@@ -432,12 +434,12 @@ def _score_view(
     with `excerpt`, its text and tokens stand for the view's in choosing the rules."""
     rules: list[tuple[Rule, list[int] | None]]
     if excerpt is None:
-        tokens, unique = view_tokens(view)
+        unique = view_tokens(view)[1]
         rules = index.candidates_and_ends(view, unique)
     else:  # the excerpt's match ends are not the view's: none are used
-        tokens, unique = excerpt.tokens, excerpt.unique
+        unique = excerpt.unique
         rules = [(rule, None) for rule in index.candidates(excerpt.text, unique)]
-    if _may_flood(tokens):
+    if _may_flood(view if excerpt is None else excerpt.text):
         rules += [(FLOODING_RULE, None), (NUMBER_FLOODING_RULE, None)]
     long_view = len(view) > _LONG_VIEW
     sites: dict[str, list[int]] = {}
@@ -506,13 +508,14 @@ def _around(stretches: list[tuple[int, int]], reach: int, length: int) -> list[t
     return spans
 
 
+@lru_cache(maxsize=16)
 def _letter_spaced(view: str) -> bool:
     """Whether `view` spaces a word letter by letter, or runs 24 letters together.
 
     Cheap necessary conditions first, read off the lengths of the view's (cached) `\\w+`
     tokens: four spaced letters hold three neighbouring one-letter tokens, and a run of 24
     letters lies inside one token of 24 characters or more."""
-    lengths = _token_lengths(view_tokens(view)[0])
+    lengths = _token_lengths(view)
     if (
         b"\x01\x01\x01" in lengths
         and _three_single_letters(view_tokens(view)[0])
@@ -523,8 +526,11 @@ def _letter_spaced(view: str) -> bool:
     return max(lengths, default=0) >= 24 and _LETTER_RUN.search(view) is not None
 
 
-def _token_lengths(tokens: list[str]) -> bytes:
-    """Each token's length as one byte (255 for 255 or more), counted in C."""
+@lru_cache(maxsize=16)
+def _token_lengths(view: str) -> bytes:
+    """The length of each of the view's `\\w+` tokens as one byte (255 for 255 or more),
+    counted in C."""
+    tokens = view_tokens(view)[0]
     try:
         return bytes(map(len, tokens))
     except ValueError:  # a token of 256 characters or more
@@ -555,11 +561,13 @@ def _record(
         weights[rule.name] = weight
 
 
-def _may_flood(tokens: list[str]) -> bool:
-    """Whether the same token could run 20 times in a row (the flooding rule's shape): at
-    least `_FLOOD_REPEATS` neighbouring tokens are equal."""
-    if len(tokens) <= _FLOOD_REPEATS:
+def _may_flood(view: str) -> bool:
+    """Whether the same token could run 20 times in a row (the flooding rules' shape):
+    20 tokens of one length in a row, and at least `_FLOOD_REPEATS` neighbouring tokens
+    equal."""
+    if _SAME_LENGTH_RUN.search(_token_lengths(view)) is None:
         return False
+    tokens = view_tokens(view)[0]
     repeats: int = sum(map(operator.eq, tokens, itertools.islice(tokens, 1, None)))
     return repeats >= _FLOOD_REPEATS
 
