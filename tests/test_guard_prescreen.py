@@ -176,7 +176,21 @@ def test_the_database_is_read_back_from_the_cache(tmp_path: Path) -> None:
     assert cached[0].read_bytes() != b"not a database"
     other = [re.compile("dan"), re.compile("ignore")]  # other rules: another file
     assert _built(other, tmp_path / "models").possible("ignore") == {1}
-    assert len(list((tmp_path / "models").glob("prescreen-*.hsdb"))) == 2
+    (replaced,) = (tmp_path / "models").glob("prescreen-*.hsdb")  # the old one is gone
+    assert replaced != cached[0]
+
+
+def test_a_set_keeps_one_database_and_leaves_the_other_sets_alone(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    unnamed = models / ("prescreen-" + "0" * 32 + ".hsdb")  # the naming before sets had names
+    unnamed.write_bytes(b"old")
+    Prescreen([re.compile("dan")], name="rules").build(models)
+    Prescreen([re.compile("poem")], name="off-topic").build(models)
+    Prescreen([re.compile("dan|ignore")], name="rules").build(models)  # the rules changed
+    names = sorted(path.name.rsplit("-", 1)[0] for path in models.glob("*.hsdb"))
+    assert names == ["prescreen-off-topic", "prescreen-rules"]
+    assert not unnamed.exists()
 
 
 def test_an_unwritable_cache_only_costs_a_compile(tmp_path: Path) -> None:

@@ -138,7 +138,9 @@ class _RuleIndex:
     with `prescreen`, only those Hyperscan finds a loose form of in the view (see
     `prescreen`), else every rule whose prefilter words or needles the view holds."""
 
-    def __init__(self, rules: tuple[Rule, ...], *, prescreen: bool = True) -> None:
+    def __init__(
+        self, rules: tuple[Rule, ...], *, prescreen: bool = True, name: str = "rules"
+    ) -> None:
         self._rules = rules
         self._gates = tuple(word_gate(rule.pattern) for rule in rules)
         self._by_word: dict[str, list[int]] = {}
@@ -153,7 +155,8 @@ class _RuleIndex:
                 kind.append((needle, index))
             if not rule.words and not rule.needles:
                 self._always.append(index)
-        self._prescreen = Prescreen([rule.pattern for rule in rules]) if prescreen else None
+        patterns = [rule.pattern for rule in rules]
+        self._prescreen = Prescreen(patterns, name=name) if prescreen else None
 
     def candidates(self, view: str, tokens: frozenset[str]) -> list[Rule]:
         """The rules whose prefilter and word gate `view` (made of `tokens`) passes and
@@ -212,7 +215,7 @@ class _RuleIndex:
 
 
 _INDEX: Final = _RuleIndex((*CONTROL_RULES, *EXTRACTION_RULES, *INTENT_RULES, *LANGUAGE_RULES))
-_COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES)
+_COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES, name="compact-rules")
 
 
 def prepare_rules(cache_dir: Path | None = None) -> None:

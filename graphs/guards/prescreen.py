@@ -286,8 +286,9 @@ class Prescreen:
     """A Hyperscan database of the superset patterns of `patterns`; `possible(view)` names
     the indexes of those that could match `view`."""
 
-    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+    def __init__(self, patterns: Sequence[re.Pattern[str]], *, name: str = "patterns") -> None:
         self._patterns = tuple(patterns)
+        self._name = name
         self._lock = threading.Lock()
         self._built = False
         self._database: Any = None
@@ -348,7 +349,7 @@ class Prescreen:
         with self._lock:
             if self._built:
                 return
-            self._database, self._always = _compile(self._patterns, cache_dir)
+            self._database, self._always = _compile(self._patterns, cache_dir, self._name)
             self._built = True
 
 
@@ -378,7 +379,7 @@ def _collect(identifier: int, _start: int, end: int, _flags: int, found: _Ends) 
 
 
 def _compile(
-    patterns: Sequence[re.Pattern[str]], cache_dir: Path | None
+    patterns: Sequence[re.Pattern[str]], cache_dir: Path | None, name: str
 ) -> tuple[Any, frozenset[int]]:
     """The database and the indexes left out of it (always candidates); no database
     when Hyperscan is missing or refuses the set."""
@@ -386,7 +387,7 @@ def _compile(
         return None, frozenset()
     flags = hyperscan.HS_FLAG_UTF8 | hyperscan.HS_FLAG_DOTALL | hyperscan.HS_FLAG_ALLOWEMPTY
     translated = [superset_pattern(pattern) for pattern in patterns]
-    cache = None if cache_dir is None else _cache_path(cache_dir, translated, flags)
+    cache = None if cache_dir is None else _cache_path(cache_dir, name, translated, flags)
     database = _load(cache)
     if database is None:
         database = _database(translated, flags)
@@ -396,12 +397,27 @@ def _compile(
     return database, always
 
 
-def _cache_path(cache_dir: Path, translated: Sequence[str | None], flags: int) -> Path:
-    """Where the database of `translated` is kept in `cache_dir`."""
+def _cache_path(cache_dir: Path, name: str, translated: Sequence[str | None], flags: int) -> Path:
+    """Where the database of `translated` is kept in `cache_dir`: named after the set and a
+    digest of everything it was built from."""
     digest = hashlib.sha256()
     for part in (version("hyperscan"), platform.machine(), str(flags), *map(str, translated)):
         digest.update(part.encode("utf-8") + b"\0")
-    return cache_dir / f"prescreen-{digest.hexdigest()[:32]}.hsdb"
+    return cache_dir / f"prescreen-{name}-{digest.hexdigest()[:32]}.hsdb"
+
+
+def _remove_stale(path: Path) -> None:
+    """Delete the set's databases built from other rules or another Hyperscan (they are
+    never read again: about 2 MB each), and those of the naming before sets had names."""
+    name = path.name.rsplit("-", 1)[0]
+    stale = [
+        *path.parent.glob(f"{name}-*.hsdb"),
+        *path.parent.glob("prescreen-" + "?" * 32 + ".hsdb"),
+    ]
+    for old in stale:
+        if old != path:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def _load(path: Path | None) -> Any:
@@ -424,6 +440,7 @@ def _save(path: Path | None, database: Any) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial.write_bytes(hyperscan.dumpb(database))
         partial.replace(path)
+        _remove_stale(path)
     except OSError as failed:
         with contextlib.suppress(OSError):
             partial.unlink(missing_ok=True)

@@ -121,7 +121,7 @@ _SENTENCE_MARK: Final = re.compile(r"[.!?]")
 
 
 # One Hyperscan pass names the kinds whose pattern could match (see `prescreen`).
-_PRESCREEN: Final = Prescreen([pattern for _, pattern in OFF_TOPIC_KINDS])
+_PRESCREEN: Final = Prescreen([pattern for _, pattern in OFF_TOPIC_KINDS], name="off-topic")
 
 
 def prepare_topics(cache_dir: Path | None = None) -> None:
