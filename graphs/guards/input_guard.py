@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from graphs.guards.injection import assess_injection, prepare_rules
+from graphs.guards.lookalikes import lookalike_table
 from graphs.guards.normal_forms import prepare_normal_forms
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.payment import find_ibans, find_payment_cards
@@ -56,12 +57,13 @@ MESSAGES: Final[dict[str, str]] = {
 
 def prepare_guards(cache_dir: Path | None = None) -> None:
     """Build the guards' Hyperscan prescreens now (about 5 s), or read them from
-    `cache_dir` where an earlier build saved them, and read the Unicode composition table
-    (half a second); without this the first message does it. Startup runs it in a
+    `cache_dir` where an earlier build saved them, and read the Unicode composition and
+    look-alike tables (half a second); without this the first message does it. Startup runs it in a
     thread, off the event loop."""
     prepare_rules(cache_dir)
     prepare_topics(cache_dir)
     prepare_normal_forms()
+    lookalike_table()
 
 
 def check_input(text: str) -> GuardVerdict:

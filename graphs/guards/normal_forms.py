@@ -86,9 +86,11 @@ def _by_character(
     text: str, known: dict[int, str | None], alone: Callable[[str], str | None]
 ) -> str | None:
     """Each character of `text` replaced by `alone(character)` (remembered in `known`),
-    or None when some character cannot be read alone."""
+    or None when some character cannot be read alone. ASCII characters are their own
+    normal form and never compose onto another, so only the others are looked up."""
     code = points(text)
-    distinct, where = np.unique(code, return_inverse=True)
+    outside = np.flatnonzero(code >= 0x80)
+    distinct, where = np.unique(code[outside], return_inverse=True)
     results: list[str] = []
     for point in distinct.tolist():
         if point in known:
@@ -99,7 +101,8 @@ def _by_character(
             return None
         results.append(result)
     if all(len(result) == 1 for result in results):
-        mapped = np.array([ord(result) for result in results], dtype=np.uint32)[where]
+        mapped = code.copy()
+        mapped[outside] = np.array([ord(result) for result in results], dtype=np.uint32)[where]
         return mapped.tobytes().decode("utf-32-le", "surrogatepass")
     changes = {p: r for p, r in zip(distinct.tolist(), results, strict=True) if r != chr(p)}
     return text.translate(changes)

@@ -33,11 +33,16 @@ refused). Limits: a random Luhn-valid number with a card prefix is taken for a c
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from graphs.guards.match_starts import finditer_at
+from graphs.guards.unicode_table import category_points, points
 
 __all__ = [
     "IBAN_LENGTHS",
@@ -135,6 +140,8 @@ _CLASS_BYTES: Final = bytes(
     for point in range(256)
 )  # fmt: skip
 _CARD_DIGITS: Final = b"9" * _MIN_CARD
+_DIGIT, _LEFT_OUT = 1, 2
+_SPACES: Final = "".join(chr(point) for point in range(0x3001) if chr(point).isspace())
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +198,7 @@ def find_payment_cards(text: str) -> list[CardMatch]:
     """
     if _DECIMAL.search(text) is None:  # `\d`: category Nd, as `str.isdecimal`
         return []
-    if text.isascii() and _CARD_DIGITS not in _classes(text, _SEPARATOR_BYTES):
+    if not _may_hold_card(text):
         return []
     ibans = _iban_shaped_spans(text)
     found: list[CardMatch] = []
@@ -280,6 +287,28 @@ def _iban_end(text: str, start: int) -> int | None:
     if taken < length or _is_alnum_at(text, index):
         return None
     return index
+
+
+def _may_hold_card(text: str) -> bool:
+    """Whether 13 decimal digits follow one another once separators and invisible
+    characters are left out, as they do in every card's run of digit groups."""
+    if text.isascii():
+        return _CARD_DIGITS in _classes(text, _SEPARATOR_BYTES)
+    kinds = _CARD_KINDS[points(text)]
+    kept = kinds[kinds != _LEFT_OUT]
+    edges = np.flatnonzero(np.diff(kept == _DIGIT, prepend=False, append=False))
+    return bool(edges.size) and int((edges[1::2] - edges[::2]).max()) >= _MIN_CARD
+
+
+def _card_kinds() -> npt.NDArray[np.uint8]:
+    """Per code point: a decimal digit (`\\d`), a character a run of digit groups may
+    hold between digits (separators, spaces but the line feed, invisible ones), or
+    anything else."""
+    kinds = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
+    between = [*_SEPARATOR_KINDS, *_INVISIBLE, *(c for c in _SPACES if c != "\n")]
+    kinds[[ord(char) for char in between]] = _LEFT_OUT
+    kinds[category_points("Nd")] = _DIGIT
+    return kinds
 
 
 def _may_hold_iban(text: str) -> bool:
@@ -392,3 +421,6 @@ def _longest_card(
         if brand is not None:
             best = (last, brand, digits)
     return best
+
+
+_CARD_KINDS: Final = _card_kinds()
