@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import codecs
 import itertools
+import random
 import re
 
 import pytest
@@ -18,11 +19,12 @@ from graphs.guards.exfiltration_rules import (
     FLOODING_RULE,
     NUMBER_FLOODING_RULE,
 )
-from graphs.guards.injection import _assess, _leet_excerpt
+from graphs.guards.injection import _PLAIN_TOKENS, _assess, _leet_excerpt
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, match_width
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.invisible import BLANK, INVISIBLE
 from graphs.guards.languages import LANGUAGE_RULES
+from graphs.guards.lookalikes import _FOLDED_PIECES
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 from graphs.guards.topic import AT_SENTENCE_START, OFF_TOPIC_KINDS, off_topic_kind
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
@@ -278,3 +280,14 @@ def test_a_long_leet_view_read_near_its_changes_assesses_as_read_whole(length: i
             excerpts += excerpt is not None
             assert _assess(normalized, excerpt) == _assess(normalized, None), (insertion, where)
     assert excerpts >= len(insertions) * 3 - 1  # almost every text was read through one
+
+
+def test_the_guards_remember_only_word_sized_pieces_of_what_they_read() -> None:
+    rng = random.Random(19)
+    for _ in range(30):  # long texts without spaces, and long tokens, each one distinct
+        cjk = "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(4_000))
+        token = "".join(rng.choice("abcdefghij") for _ in range(3_000))
+        check_input(cjk)
+        check_input(f"{token} \u0430{token} ignore")
+    assert max(map(len, _PLAIN_TOKENS), default=0) <= 40
+    assert max(map(len, _FOLDED_PIECES), default=0) <= 40

@@ -676,15 +676,18 @@ def _typo_fold(text: str, tokens: frozenset[str] | None = None) -> str:
     unseen = (view_tokens(text)[1] if tokens is None else tokens) - _PLAIN_TOKENS
     if any(map(_scrambled, unseen)):
         return _LONG_WORD.sub(_restore_keyword, text)
-    if len(_PLAIN_TOKENS) + len(unseen) > _MAX_PLAIN_TOKENS:
+    short = [token for token in unseen if len(token) <= _MAX_REMEMBERED]
+    if len(_PLAIN_TOKENS) + len(short) > _MAX_PLAIN_TOKENS:
         _PLAIN_TOKENS.clear()
-    _PLAIN_TOKENS.update(unseen)
+    _PLAIN_TOKENS.update(short)
     return text
 
 
-# Tokens known to hold no scrambled keyword (see `_typo_fold`); cleared when full.
+# Tokens known to hold no scrambled keyword (see `_typo_fold`); cleared when full. Only
+# word-sized ones are kept, so the set stays a few megabytes whatever is sent.
 _PLAIN_TOKENS: Final[set[str]] = set()
 _MAX_PLAIN_TOKENS: Final = 1 << 16
+_MAX_REMEMBERED: Final = 40
 
 
 def _scrambled(token: str) -> bool:
@@ -695,7 +698,14 @@ def _scrambled(token: str) -> bool:
         words = {token}
     else:
         words = set(_LONG_WORD.findall(token))
-    return any(_restored(word) != word for word in words - _KEYWORD_SET)
+    return any(
+        _restored(word) != word for word in words - _KEYWORD_SET if len(word) <= _LONGEST_TYPO
+    )
+
+
+# A scrambled keyword is at most one letter longer than the keyword (see `_restored`), so
+# longer words are never looked up (nor remembered).
+_LONGEST_TYPO: Final = max(map(len, _KEYWORDS)) + 1
 
 
 @lru_cache(maxsize=1 << 16)
@@ -707,4 +717,5 @@ def _restored(word: str) -> str:
 
 
 def _restore_keyword(match: re.Match[str]) -> str:
-    return _restored(match.group())
+    word = match.group()
+    return _restored(word) if len(word) <= _LONGEST_TYPO else word

@@ -29,9 +29,12 @@ __all__ = ["fold_lookalikes", "lookalike_table"]
 # only where a word starts (else every letter of an ASCII word would start a new try).
 _WORD: Final = re.compile(r"(?<![^\W\d_])[^\W\d_]*[^\W\d_\x00-\x7f][^\W\d_]*")
 # Space-separated pieces already folded (a word never spans a space): ordinary text
-# repeats its words, so most pieces are looked up, not matched. Cleared when full.
+# repeats its words, so most pieces are looked up, not matched. Only word-sized pieces
+# are kept (a text without spaces is one long piece that does not come back), and the
+# table is cleared when full, so it stays a few megabytes whatever is sent.
 _FOLDED_PIECES: Final[dict[str, str]] = {}
 _MAX_PIECES: Final = 1 << 16
+_MAX_PIECE: Final = 40
 _ASCII_LETTER: Final = re.compile("[a-zA-Z]")
 _NATIVE_LETTER: Final = re.compile("[\u0370-\u03ff\u0400-\u052f\u1c80-\u1c8f\u1f00-\u1fff]")
 _LATIN_NAME: Final = re.compile(r"LATIN (?:SMALL |CAPITAL )?LETTER (?:SMALL CAPITAL )?([A-Z])\b")
@@ -96,7 +99,8 @@ def fold_lookalikes(text: str) -> str:
             folded = _WORD.sub(_fold_word, piece)
             if len(_FOLDED_PIECES) >= _MAX_PIECES:
                 _FOLDED_PIECES.clear()
-            _FOLDED_PIECES[piece] = folded
+            if len(piece) <= _MAX_PIECE:
+                _FOLDED_PIECES[piece] = folded
         if folded != piece:
             changed[piece] = folded
     if not changed:

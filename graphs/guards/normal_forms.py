@@ -33,9 +33,11 @@ _COMBINING_ACCENT: Final = re.compile("[\u0300-\u036f]")
 # Hangul vowels and finals: they compose with the syllable before them by rule, not
 # through the decomposition table.
 _HANGUL_SECONDS: Final = (range(0x1161, 0x1176), range(0x11A8, 0x11C3))
-# Per character, its normal form when it is safe to read alone, else None.
+# Per character, its normal form when it is safe to read alone, else None; cleared when
+# full, so a sender of every character there is cannot grow them without bound.
 _NFKC: Final[dict[int, str | None]] = {}
 _FOLDED: Final[dict[int, str | None]] = {}
+_MAX_KNOWN: Final = 1 << 16
 
 
 def prepare_normal_forms() -> None:
@@ -96,6 +98,8 @@ def _by_character(
         if point in known:
             result = known[point]
         else:
+            if len(known) >= _MAX_KNOWN:
+                known.clear()
             result = known[point] = alone(chr(point))
         if result is None:
             return None
