@@ -21,7 +21,7 @@ from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _ha
 from graphs.guards.exfiltration_rules import FLOODING_RULE, NUMBER_FLOODING_RULE
 from graphs.guards.injection import _may_flood
 from graphs.guards.invisible import BLANK, INVISIBLE, holds_hidden
-from graphs.guards.lookalikes import _WORD, _fold_word, fold_lookalikes
+from graphs.guards.lookalikes import _WORD, _fold_word, _may_fold, fold_lookalikes
 from graphs.guards.markup import _HAS_MARKUP, _MARKDOWN_MARKS, _MARKUP_CHARS
 from graphs.guards.match_starts import finditer_at, match_starts, start_positions
 from graphs.guards.ngrams import code_points, ngram_buckets, row_sums
@@ -214,6 +214,16 @@ def test_every_text_the_flooding_rules_match_may_flood() -> None:
 def test_rot13_read_as_bytes_is_the_rot13_codec() -> None:
     for text in _random_texts("aZmn \u00e9\u6f22\U0001f600\ud800.", seed=14, count=5_000):
         assert _rot13(text) == codecs.encode(text, "rot13"), repr(text)
+
+
+def test_plain_native_text_skips_look_alike_folding_and_mixed_words_do_not() -> None:
+    assert not _may_fold(
+        "\u0433\u0434\u0435 \u043f\u043e\u043b\u0438\u0442\u0438\u043a\u0430 backup?"
+    )
+    assert not _may_fold("\u5907\u4efd\u653f\u7b56\u5728\u54ea\u91cc\uff1f")
+    assert _may_fold("\u0440assword")  # Cyrillic "r" inside a Latin word
+    assert _may_fold("\u1d05\u1d00\u0274")  # small capitals, no native letter
+    assert fold_lookalikes("\u0440assword") == "password"
 
 
 def test_the_markup_characters_are_in_every_text_the_markup_pre_test_finds() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from graphs.guards.injection import assess_injection, prepare_rules
-from graphs.guards.lookalikes import lookalike_table
+from graphs.guards.lookalikes import prepare_lookalikes
 from graphs.guards.normal_forms import prepare_normal_forms
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.payment import find_ibans, find_payment_cards
@@ -63,7 +63,7 @@ def prepare_guards(cache_dir: Path | None = None) -> None:
     prepare_rules(cache_dir)
     prepare_topics(cache_dir)
     prepare_normal_forms()
-    lookalike_table()
+    prepare_lookalikes()
 
 
 def check_input(text: str) -> GuardVerdict:

@@ -18,12 +18,18 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 import unicodedata
 from functools import cache
 from importlib import resources
 from typing import Final
 
-__all__ = ["fold_lookalikes", "lookalike_table"]
+import numpy as np
+import numpy.typing as npt
+
+from graphs.guards.unicode_table import WORD, assigned_points, category_points, points
+
+__all__ = ["fold_lookalikes", "lookalike_table", "prepare_lookalikes"]
 
 # A word holding at least one non-ASCII letter (only those can hold a look-alike), tried
 # only where a word starts (else every letter of an ASCII word would start a new try).
@@ -87,7 +93,7 @@ def fold_lookalikes(text: str) -> str:
     What `_WORD.sub(_fold_word, text)` gives, piece by space-separated piece: no word
     holds a space, so each distinct non-ASCII piece is folded once (or found folded in
     `_FOLDED_PIECES`) and the text is rebuilt only when one of them changed."""
-    if text.isascii():
+    if text.isascii() or not _may_fold(text):
         return text
     pieces = text.split(" ")
     changed: dict[str, str] = {}
@@ -118,3 +124,45 @@ def _fold_word(match: re.Match[str]) -> str:
 @cache
 def _fold_char(char: str) -> str:
     return lookalike_table().get(char) or _named_letter(char) or char
+
+
+def prepare_lookalikes() -> None:
+    """Read the look-alike tables now (about a quarter of a second) rather than at the
+    first text outside ASCII."""
+    _foldable_tables()
+
+
+def _may_fold(text: str) -> bool:
+    """Whether some word of `text` could change: one holds a look-alike outside the Greek
+    and Cyrillic letters (a word without native letters is folded), or an ASCII letter
+    stands next to another letter (a word mixing scripts is folded). Read off per code
+    point tables (numpy), so plain Russian, Greek or Chinese text is passed at once."""
+    foldable, letters = _foldable_tables()
+    code = points(text)
+    if foldable[code].any():
+        return True
+    letter = letters[code]
+    ascii_letter = letter & (code < 0x80)
+    other_letter = letter & (code >= 0x80)
+    return bool(
+        (ascii_letter[:-1] & other_letter[1:]).any() or (other_letter[:-1] & ascii_letter[1:]).any()
+    )
+
+
+@cache
+def _foldable_tables() -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
+    """Per code point: whether `_fold_char` changes it and it is not a native (Greek or
+    Cyrillic) letter, and whether it is a letter as `_WORD` reads one (`[^\\W\\d_]`)."""
+    foldable = np.zeros(sys.maxunicode + 1, dtype=bool)
+    candidates = {ord(char) for char in lookalike_table()}
+    candidates.update(
+        point for point in assigned_points().tolist() if _named_letter(chr(point)) is not None
+    )
+    for point in candidates:
+        char = chr(point)
+        if point >= 0x80 and _NATIVE_LETTER.match(char) is None and _fold_char(char) != char:
+            foldable[point] = True
+    letters = WORD.copy()
+    letters[category_points("Nd")] = False
+    letters[ord("_")] = False
+    return foldable, letters
