@@ -18,6 +18,7 @@ together with numpy, several times faster; any other text goes to `unicodedata`.
 from __future__ import annotations
 
 import re
+import sys
 import unicodedata
 from collections.abc import Callable
 from functools import cache
@@ -33,11 +34,6 @@ _COMBINING_ACCENT: Final = re.compile("[\u0300-\u036f]")
 # Hangul vowels and finals: they compose with the syllable before them by rule, not
 # through the decomposition table.
 _HANGUL_SECONDS: Final = (range(0x1161, 0x1176), range(0x11A8, 0x11C3))
-# Per character, its normal form when it is safe to read alone, else None; cleared when
-# full, so a sender of every character there is cannot grow them without bound.
-_NFKC: Final[dict[int, str | None]] = {}
-_FOLDED: Final[dict[int, str | None]] = {}
-_MAX_KNOWN: Final = 1 << 16
 
 
 def prepare_normal_forms() -> None:
@@ -50,7 +46,7 @@ def nfkc(text: str) -> str:
     """`unicodedata.normalize("NFKC", text)`, by character where that is exact."""
     if unicodedata.is_normalized("NFKC", text):
         return text
-    joined = _by_character(text, _NFKC, _nfkc_alone)
+    joined = _NFKC.apply(text)
     return unicodedata.normalize("NFKC", text) if joined is None else joined
 
 
@@ -59,7 +55,7 @@ def fold_accents(text: str) -> str:
     if unicodedata.is_normalized("NFD", text):
         # Nothing decomposes: only accents written apart are dropped.
         return unicodedata.normalize("NFC", _COMBINING_ACCENT.sub("", text))
-    joined = _by_character(text, _FOLDED, _folded_alone)
+    joined = _FOLDED.apply(text)
     return _folded_whole(text) if joined is None else joined
 
 
@@ -84,32 +80,51 @@ def _stands_alone(form: Literal["NFD", "NFKD"], char: str) -> bool:
     return bool(first) and unicodedata.combining(first) == 0 and ord(first) not in _seconds()
 
 
-def _by_character(
-    text: str, known: dict[int, str | None], alone: Callable[[str], str | None]
-) -> str | None:
-    """Each character of `text` replaced by `alone(character)` (remembered in `known`),
-    or None when some character cannot be read alone. ASCII characters are their own
-    normal form and never compose onto another, so only the others are looked up."""
-    code = points(text)
-    outside = np.flatnonzero(code >= 0x80)
-    distinct, where = np.unique(code[outside], return_inverse=True)
-    results: list[str] = []
-    for point in distinct.tolist():
-        if point in known:
-            result = known[point]
-        else:
-            if len(known) >= _MAX_KNOWN:
-                known.clear()
-            result = known[point] = alone(chr(point))
-        if result is None:
+class _CharacterForms:
+    """One normal form, character by character: a table over every code point holds each
+    character's form once it has been worked out (its code point when that is one
+    character; `_UNKNOWN` before, `_UNSAFE` when it cannot be read alone, `_SEVERAL`
+    when its form is several characters, kept in `several`). A fixed 4 MB, whatever is
+    sent, and one numpy lookup per text."""
+
+    def __init__(self, alone: Callable[[str], str | None]) -> None:
+        self._alone = alone
+        self._table = np.zeros(sys.maxunicode + 1, dtype=np.uint32)
+        self._several: dict[int, str] = {}
+
+    def apply(self, text: str) -> str | None:
+        """Each character of `text` replaced by its form, or None when some character
+        cannot be read alone. ASCII characters are their own form and never compose onto
+        another, so only the others are looked up."""
+        code = points(text)
+        outside = np.flatnonzero(code >= 0x80)
+        forms = self._table[code[outside]]
+        if (forms == _UNKNOWN).any():
+            for point in np.unique(code[outside][forms == _UNKNOWN]).tolist():
+                self._learn(point)
+            forms = self._table[code[outside]]
+        if (forms == _UNSAFE).any():
             return None
-        results.append(result)
-    if all(len(result) == 1 for result in results):
+        if (forms == _SEVERAL).any():
+            changed = np.unique(code[outside][forms != code[outside]]).tolist()
+            return text.translate({point: self._form(point) for point in changed})
         mapped = code.copy()
-        mapped[outside] = np.array([ord(result) for result in results], dtype=np.uint32)[where]
+        mapped[outside] = forms
         return mapped.tobytes().decode("utf-32-le", "surrogatepass")
-    changes = {p: r for p, r in zip(distinct.tolist(), results, strict=True) if r != chr(p)}
-    return text.translate(changes)
+
+    def _learn(self, point: int) -> None:
+        form = self._alone(chr(point))
+        if form is None:
+            self._table[point] = _UNSAFE
+        elif len(form) == 1:
+            self._table[point] = ord(form)
+        else:
+            self._several[point] = form
+            self._table[point] = _SEVERAL
+
+    def _form(self, point: int) -> str:
+        value = int(self._table[point])
+        return self._several[point] if value == _SEVERAL else chr(value)
 
 
 @cache
@@ -127,3 +142,8 @@ def _seconds() -> frozenset[int]:
         if len(parts) == 2 and unicodedata.normalize("NFC", char) == char:
             found.add(int(parts[1], 16))
     return frozenset(found)
+
+
+_UNKNOWN, _SEVERAL, _UNSAFE = 0, 0xFFFFFFFE, 0xFFFFFFFF
+_NFKC: Final = _CharacterForms(_nfkc_alone)
+_FOLDED: Final = _CharacterForms(_folded_alone)
