@@ -200,7 +200,7 @@ class _RuleIndex:
         return frozenset() if self._prescreen is None else self._prescreen.left_out
 
     def prepare(self, cache_dir: Path | None) -> None:
-        """Build the prescreen now rather than at the first view (about 2 s), or read it
+        """Build the prescreen now rather than at the first view (about 5 s), or read it
         from `cache_dir`."""
         if self._prescreen is not None:
             self._prescreen.build(cache_dir)
@@ -221,7 +221,7 @@ _COMPACT_INDEX: Final = _RuleIndex(COMPACT_RULES, name="compact-rules")
 def prepare_rules(cache_dir: Path | None = None) -> None:
     """Build the rule prescreens now, or read them from `cache_dir` where an earlier build
     saved them (startup calls this in a thread, so that the first message does not wait
-    about 2 s on the event loop)."""
+    about 5 s on the event loop)."""
     _INDEX.prepare(cache_dir)
     _COMPACT_INDEX.prepare(cache_dir)
 

@@ -23,11 +23,16 @@ original (a superset, never a miss):
 A pattern this cannot translate is always a candidate. When Hyperscan is not installed or
 refuses the set, `possible` returns None and callers run every rule as before.
 
-Compiling the guard's 246 rules takes about 2 s, so `build(cache_dir)` keeps the database
+Every match end is reported, not only the first (`match_ends`): an ordinary long view
+has almost none, and a rule whose match must end at one of them need not be read
+elsewhere. A view with more than `_MAX_EVENTS` (a hostile flood) lets every rule look.
+
+Compiling the guard's 246 rules takes about 5 s, so `build(cache_dir)` keeps the database
 in a folder (Lore gives it its models folder: like the model files, it is derived from
-installed packages), under a name made of what it was built from (Hyperscan's version,
-the machine, the flags and every translated pattern): a changed rule gets a new file, and
-loading one takes under a millisecond. A cache that cannot be read or written is not used.
+installed packages), under the set's name and a digest of what it was built from
+(Hyperscan's version, the machine, the flags and every translated pattern): a changed
+rule gets a new file and the set's older files are removed; loading one takes under a
+millisecond. A cache that cannot be read or written is not used.
 """
 
 from __future__ import annotations
