@@ -111,7 +111,15 @@ _ASKING_ABOUT = re.compile(
     # Reporting an attempt rather than making one ("the report on the attempt to ignore the
     # system instructions"), in the languages the rules cover (folded: accents dropped).
     r"|attempt(?:s|ed|ing)?|tried|trying|intentos? de|tentativas? de|tentatives? de"
-    r"|tentativi di|tentativo di|versuch\w*|попытк\w*|试图|企图|しようとした)\b"
+    r"|tentativi di|tentativo di|versuch\w*|попытк\w*"
+    # Asking what something says, or what happens when someone else asks ("Que dit la
+    # formation quand on demande au chatbot d'ignorer ses règles ?"), in those languages.
+    r"|que dit|que disent|(?:quand|si) (?:on|quelqu'un) demande|que dicen?"
+    r"|(?:cuando|si) alguien (?:le )?pide|cosa dic(?:e|ono)|(?:quando|se) qualcuno chiede"
+    r"|o que dizem?|(?:quando|se) alguem pede|was sag(?:t|en)|wenn jemand"
+    r"|что говор(?:ит|ят)|(?:если|когда) кто-то)\b"
+    # Chinese and Japanese words have no word boundaries around them.
+    r"|试图|企图|しようとした|如果有人|当有人|有人让|有人要求"
 )
 # Quotation marks around a phrase mention it rather than use it.
 _OPENING_QUOTES: Final = frozenset("\"'\u201c\u2018\u00ab\u201e\u201a\u300c\u300e")
