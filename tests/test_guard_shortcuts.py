@@ -40,7 +40,7 @@ from graphs.guards.payment import (
 )
 from graphs.guards.rule_gate import view_tokens
 from graphs.guards.topic import OFF_TOPIC_KINDS, _search
-from graphs.guards.unicode_table import WORD
+from graphs.guards.unicode_table import WORD, category_points, space_points
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import ALL_RULES, SENTENCES
 
@@ -287,6 +287,12 @@ def test_the_word_table_is_what_re_reads_as_a_word_character() -> None:
     expected = np.zeros(sys.maxunicode + 1, dtype=bool)
     expected[[ord(char) for char in re.findall(r"\w", every)]] = True
     assert np.array_equal(WORD, expected)
+
+
+def test_the_space_and_digit_tables_are_what_str_reads_as_space_and_decimal() -> None:
+    every = range(sys.maxunicode + 1)
+    assert space_points().tolist() == [point for point in every if chr(point).isspace()]
+    assert category_points("Nd").tolist() == [point for point in every if chr(point).isdecimal()]
 
 
 def test_other_views_split_into_the_tokens_the_word_pattern_finds() -> None:

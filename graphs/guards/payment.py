@@ -42,7 +42,7 @@ import numpy as np
 import numpy.typing as npt
 
 from graphs.guards.match_starts import finditer_at
-from graphs.guards.unicode_table import category_points, points
+from graphs.guards.unicode_table import category_points, points, space_points
 
 __all__ = [
     "IBAN_LENGTHS",
@@ -141,7 +141,6 @@ _CLASS_BYTES: Final = bytes(
 )  # fmt: skip
 _CARD_DIGITS: Final = b"9" * _MIN_CARD
 _DIGIT, _LEFT_OUT = 1, 2
-_SPACES: Final = "".join(chr(point) for point in range(0x3001) if chr(point).isspace())
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,8 +304,9 @@ def _card_kinds() -> npt.NDArray[np.uint8]:
     hold between digits (separators, spaces but the line feed, invisible ones), or
     anything else."""
     kinds = np.zeros(sys.maxunicode + 1, dtype=np.uint8)
-    between = [*_SEPARATOR_KINDS, *_INVISIBLE, *(c for c in _SPACES if c != "\n")]
-    kinds[[ord(char) for char in between]] = _LEFT_OUT
+    kinds[[ord(char) for char in (*_SEPARATOR_KINDS, *_INVISIBLE)]] = _LEFT_OUT
+    kinds[space_points()] = _LEFT_OUT
+    kinds[ord("\n")] = 0  # a run of digit groups never crosses a line
     kinds[category_points("Nd")] = _DIGIT
     return kinds
 

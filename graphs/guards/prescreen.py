@@ -43,7 +43,6 @@ import logging
 import os
 import platform
 import re
-import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -55,6 +54,9 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
+
+from graphs.guards.unicode_table import category_points, space_points
 
 try:
     import hyperscan
@@ -137,9 +139,9 @@ class _ClassParts:
         elif op is not sre.CATEGORY:
             raise _UntranslatableError(str(op))
         elif value in _EXACT_CATEGORIES:
-            self.exact += _unicode_ranges(_EXACT_CATEGORIES[value])
+            self.exact += _EXACT_CATEGORIES[value]()
         elif value in _COMPLEMENT_CATEGORIES:
-            self.complements.append(list(_unicode_ranges(_COMPLEMENT_CATEGORIES[value])))
+            self.complements.append(list(_COMPLEMENT_CATEGORIES[value]()))
         elif value is sre.CATEGORY_WORD:
             self.word = True
         elif value is sre.CATEGORY_NOT_WORD:
@@ -159,7 +161,7 @@ def _class(members: Sequence[Any]) -> str:
         return _ANY
     complements = parts.complements
     if parts.word:
-        complements = [*complements, list(_unicode_ranges(str.isspace))]
+        complements = [*complements, list(_space_ranges())]
     if complements:  # everything but (their common part less the exact members)
         return _negated(_without(_common(complements), parts.exact))
     return _positive(parts.exact)
@@ -169,7 +171,7 @@ def _negated_class(parts: _ClassParts) -> str:
     if parts.other:
         return _ANY
     if parts.not_word:  # inside \\w, so never a space
-        return _negated(_unicode_ranges(str.isspace))
+        return _negated(_space_ranges())
     if parts.word:
         return _ANY
     if parts.complements:  # their common part less the exact members
@@ -227,23 +229,33 @@ def _without(
     return kept
 
 
-# Categories written out exactly, and those whose complement is (`\\S` is "not a space").
-_EXACT_CATEGORIES: Final[dict[Any, Callable[[str], bool]]] = {
-    sre.CATEGORY_SPACE: str.isspace,
-    sre.CATEGORY_DIGIT: str.isdecimal,
-}
-_COMPLEMENT_CATEGORIES: Final[dict[Any, Callable[[str], bool]]] = {
-    sre.CATEGORY_NOT_SPACE: str.isspace,
-    sre.CATEGORY_NOT_DIGIT: str.isdecimal,
-}
+@cache
+def _space_ranges() -> tuple[tuple[int, int], ...]:
+    """The code points of `\\s` (see `unicode_table.space_points`), as ranges."""
+    return _point_ranges(space_points())
 
 
 @cache
-def _unicode_ranges(test: Callable[[str], bool]) -> tuple[tuple[int, int], ...]:
-    """The code points for which `test` holds, as ranges (read once, about 0.1 s)."""
-    return tuple(
-        _merged([(point, point) for point in range(sys.maxunicode + 1) if test(chr(point))])
-    )
+def _digit_ranges() -> tuple[tuple[int, int], ...]:
+    """The code points of `\\d` (the category Nd, which is `str.isdecimal`), as ranges."""
+    return _point_ranges(category_points("Nd"))
+
+
+def _point_ranges(found: npt.NDArray[np.intp]) -> tuple[tuple[int, int], ...]:
+    """Sorted code points as (first, last) ranges of consecutive ones."""
+    breaks = np.flatnonzero(np.diff(found) != 1) + 1
+    return tuple((int(run[0]), int(run[-1])) for run in np.split(found, breaks) if run.size)
+
+
+# Categories written out exactly, and those whose complement is (`\\S` is "not a space").
+_EXACT_CATEGORIES: Final[dict[Any, Callable[[], tuple[tuple[int, int], ...]]]] = {
+    sre.CATEGORY_SPACE: _space_ranges,
+    sre.CATEGORY_DIGIT: _digit_ranges,
+}
+_COMPLEMENT_CATEGORIES: Final[dict[Any, Callable[[], tuple[tuple[int, int], ...]]]] = {
+    sre.CATEGORY_NOT_SPACE: _space_ranges,
+    sre.CATEGORY_NOT_DIGIT: _digit_ranges,
+}
 
 
 def _merged(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

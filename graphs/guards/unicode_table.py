@@ -7,7 +7,8 @@ the code point lists `invisible` builds its classes from. A new Unicode version 
 Python brings its new characters along.
 
 - `category_points(*names)`: the code points in those categories ("Zs", "Cf", ...);
-  `assigned_points()`: every code point that is a character.
+  `assigned_points()`: every code point that is a character; `space_points()`: the
+  whitespace (`\\s`). `\\d` is the category Nd.
 - `WORD`: True where `re` reads `\\w` in a str pattern: letters and numbers (the
   categories L* and N*, which is `str.isalnum`) and "_".
 - `points(text)`: the text's code points (lone surrogates included), for such lookups.
@@ -22,7 +23,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["WORD", "assigned_points", "category_points", "points"]
+__all__ = ["WORD", "assigned_points", "category_points", "points", "space_points"]
 
 
 def _categories() -> tuple[tuple[str, ...], npt.NDArray[np.uint8]]:
@@ -47,6 +48,14 @@ def assigned_points() -> npt.NDArray[np.intp]:
     """Every code point that is a character: not unassigned, private use or a surrogate."""
     unassigned = [_NAMES.index(name) for name in ("Cn", "Co", "Cs") if name in _NAMES]
     return np.flatnonzero(~np.isin(_CATEGORY, unassigned))
+
+
+def space_points() -> npt.NDArray[np.intp]:
+    """The code points `str.isspace` (and so `re`'s `\\s`) accepts: every separator (Zs,
+    Zl, Zp) and the few control characters that are whitespace (tab to carriage return,
+    U+001C-U+001F, U+0085)."""
+    controls = [point for point in category_points("Cc").tolist() if chr(point).isspace()]
+    return np.union1d(category_points("Zs", "Zl", "Zp"), controls)
 
 
 def points(text: str) -> npt.NDArray[np.uint32]:
