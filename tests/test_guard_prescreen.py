@@ -153,6 +153,7 @@ def test_an_untranslatable_pattern_is_always_possible() -> None:
     screen = Prescreen([re.compile("abc"), re.compile("x", re.IGNORECASE)])
     assert screen.left_out == {1}
     assert screen.possible("nothing here") == {1}
+    assert screen.match_ends("x abc") == {0: [5], 1: None}  # where it ends is not known
     assert screen.possible("abc") == {0, 1}
     assert screen.possible("lone \ud800 surrogate") is None  # not UTF-8: every rule looks
 

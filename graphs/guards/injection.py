@@ -180,7 +180,7 @@ class _RuleIndex:
         ends = None if self._prescreen is None else self._prescreen.match_ends(view)
         if ends is not None:
             return [
-                (self._rules[index], ends[index] if index not in self._left_out() else None)
+                (self._rules[index], ends[index])
                 for index in sorted(ends)
                 if self._prefilter_passes(index, view, tokens)
                 and gate_passes(self._gates[index], tokens)
@@ -203,9 +203,6 @@ class _RuleIndex:
             for index in sorted(found)
             if gate_passes(self._gates[index], tokens)
         ]
-
-    def _left_out(self) -> frozenset[int]:
-        return frozenset() if self._prescreen is None else self._prescreen.left_out
 
     def prepare(self, cache_dir: Path | None) -> None:
         """Build the prescreen now rather than at the first view (about 5 s), or read it

@@ -330,10 +330,11 @@ class Prescreen:
         ends = self.match_ends(view)
         return None if ends is None else frozenset(ends)
 
-    def match_ends(self, view: str) -> dict[int, list[int]] | None:
+    def match_ends(self, view: str) -> dict[int, list[int] | None] | None:
         """For each pattern that could match `view`, where its loose matches end (character
-        offsets, ascending; every match of the pattern ends at one of them); [] for a
-        pattern left out of the database. None as for `possible`."""
+        offsets, ascending; every match of the pattern ends at one of them); None for a
+        pattern left out of the database (where it ends is not known). None as for
+        `possible`."""
         self.build()
         if self._database is None:
             return None
@@ -341,7 +342,7 @@ class Prescreen:
             data = view.encode("utf-8")
         except UnicodeEncodeError:  # a lone surrogate: let every rule look
             return None
-        found = _Ends({index: [] for index in self._always})
+        found = _Ends(dict.fromkeys(self._always))
         try:
             self._database.scan(data, match_event_handler=_collect, context=found,
                                 scratch=self._scratch())  # fmt: skip
@@ -370,28 +371,35 @@ class Prescreen:
             self._built = True
 
 
-class _Ends(dict[int, list[int]]):
+class _Ends(dict[int, list[int] | None]):
     """Match ends by pattern index, as a scan reports them (byte offsets until
-    `to_characters`), and how many were reported."""
+    `to_characters`; None for a pattern left out of the database), and how many were
+    reported."""
 
     events = 0
 
     def sort_ends(self) -> None:
         for index, ends in self.items():
-            self[index] = sorted(set(ends))
+            if ends is not None:
+                self[index] = sorted(set(ends))
 
     def to_characters(self, data: bytes) -> None:
         """Turn the byte offsets into character offsets of the text `data` encodes."""
         starts = np.frombuffer(data, dtype=np.uint8) & 0xC0 != 0x80  # not a continuation byte
         before = np.concatenate(([0], np.cumsum(starts)))
         for index, ends in self.items():
-            self[index] = before[ends].tolist() if ends else ends
+            if ends:
+                self[index] = before[ends].tolist()
 
 
 def _collect(identifier: int, _start: int, end: int, _flags: int, found: _Ends) -> bool:
     """Record one match end; stop the scan after `_MAX_EVENTS` of them."""
     found.events += 1
-    found.setdefault(identifier, []).append(end)
+    ends = found.get(identifier)
+    if ends is None:
+        found[identifier] = [end]
+    else:
+        ends.append(end)
     return found.events > _MAX_EVENTS
 
 
