@@ -255,8 +255,6 @@ def find_ibans(text: str) -> list[IbanMatch]:
     """Every valid IBAN in `text`, left to right."""
     found: list[IbanMatch] = []
     position = 0
-    if not _may_hold_iban(text):
-        return found
     for start in _iban_starts(text):
         if start < position:
             continue
@@ -311,19 +309,15 @@ def _card_kinds() -> npt.NDArray[np.uint8]:
     return kinds
 
 
-def _may_hold_iban(text: str) -> bool:
-    """Whether `_IBAN_START` can match: two ASCII letters right before two ASCII digits."""
-    return b"AA99" in _classes(text)
-
-
 def _iban_starts(text: str) -> Iterator[int]:
-    """Where `_IBAN_START` matches, in order: in ASCII text read off the byte classes
-    (each "AA99" not right after a letter or digit), which skips to them."""
-    if not text.isascii():
-        yield from (match.start() for match in _IBAN_START.finditer(text))
-        return
+    """Where `_IBAN_START` matches, in order. It needs two ASCII letters right before two
+    ASCII digits ("AA99" in the byte classes), so most text ends there; in ASCII text the
+    starts are read off the classes (each "AA99" not right after a letter or digit)."""
     classes = _classes(text)
     at = classes.find(b"AA99")
+    if at >= 0 and not text.isascii():
+        yield from (match.start() for match in _IBAN_START.finditer(text))
+        return
     while at >= 0:
         if at == 0 or classes[at - 1] == ord("."):
             yield at
@@ -344,8 +338,6 @@ def _is_alnum_at(text: str, index: int) -> bool:
 def _iban_shaped_spans(text: str) -> list[tuple[int, int]]:
     """Spans of strings shaped like an IBAN of a known country, whatever their checksum."""
     spans: list[tuple[int, int]] = []
-    if not _may_hold_iban(text):
-        return spans
     for start in _iban_starts(text):
         length = IBAN_LENGTHS.get(text[start : start + 2].upper())
         shape = _IBAN_GROUPS.match(text[start : start + _IBAN_WINDOW]) if length else None
