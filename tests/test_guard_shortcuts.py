@@ -165,9 +165,10 @@ def test_encoded_run_pre_tests_find_what_the_patterns_find() -> None:
     hex_stretch, bits = re.compile(r"[0-9A-Fa-f :]{16}"), re.compile(r"[01]{8}")
     base64_run = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
     for text in _random_texts("0a1F: é\u00a0\n=+/Z", seed=3):
-        assert _has_stretch(text, _HEX_MARKS, 16) == (hex_stretch.search(text) is not None)
-        assert _has_stretch(text, _BIT_MARKS, 8) == (bits.search(text) is not None)
-        assert list(_base64_runs(text)) == [m.group() for m in base64_run.finditer(text)]
+        raw = text.encode("utf-8")
+        assert _has_stretch(raw, _HEX_MARKS, 16) == (hex_stretch.search(text) is not None)
+        assert _has_stretch(raw, _BIT_MARKS, 8) == (bits.search(text) is not None)
+        assert list(_base64_runs(text, raw)) == [m.group() for m in base64_run.finditer(text)]
 
 
 def test_the_markup_pre_test_matches_where_the_class_form_does() -> None:

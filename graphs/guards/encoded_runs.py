@@ -43,8 +43,13 @@ _BASE64_STRETCH: Final = b"+" * _BASE64_MIN
 _BASE64_MARKS: Final = _marks(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
 
 
-def _has_stretch(text: str, marks: bytes, length: int) -> bool:
-    return b"+" * length in text.encode("utf-8", "surrogatepass").translate(marks)
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _has_stretch(raw: bytes, marks: bytes, length: int) -> bool:
+    """Whether the UTF-8 `raw` holds `length` bytes in a row that `marks` marks."""
+    return b"+" * length in raw.translate(marks)
 
 
 def decode_runs(text: str, depth: int = 2) -> tuple[str, ...]:
@@ -59,12 +64,13 @@ def _collapse(text: str) -> str:
 def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
     """Texts decoded from base64, hex and binary runs in `text` (capped, recursive)."""
     found: list[str] = []
+    raw = _utf8(text)  # read once, by all three run finders
     for runs, decoder in (
         (_base64_runs, _decode_base64),
         (_hex_runs, _decode_hex),
         (_binary_runs, _decode_binary),
     ):
-        for run in runs(text):
+        for run in runs(text, raw):
             if len(found) >= _MAX_DECODED_RUNS:
                 return tuple(found)
             decoded = decoder(run[:_MAX_RUN_CHARS])
@@ -80,11 +86,11 @@ def _decode_runs(text: str, depth: int) -> tuple[str, ...]:
 # holds a digit (every printable ASCII byte has one in its high nibble) and 16 hex digits
 # and separators in a row; a binary run holds eight bits in a row. Each run is found, in
 # order, as `pattern.finditer(text)` finds it.
-def _base64_runs(text: str) -> Iterator[str]:
+def _base64_runs(_text: str, raw: bytes) -> Iterator[str]:
     """What `re.finditer(r"[A-Za-z0-9+/_-]{16,}={0,2}", text)` finds: each maximal
     stretch of 16 base64 characters or more (the first 16 in a row are its start) with
-    up to two "=" after it, read off the text's UTF-8 and its base64 marks."""
-    raw = text.encode("utf-8", "surrogatepass")
+    up to two "=" after it, read off the text's UTF-8 (`raw`; the text itself is not
+    needed, but every run finder is called alike) and its base64 marks."""
     marked = raw.translate(_BASE64_MARKS)
     start = marked.find(_BASE64_STRETCH)
     while start >= 0:
@@ -97,15 +103,15 @@ def _base64_runs(text: str) -> Iterator[str]:
         start = marked.find(_BASE64_STRETCH, end)
 
 
-def _hex_runs(text: str) -> Iterator[str]:
-    if _DIGIT.search(text) is None or not _has_stretch(text, _HEX_MARKS, 16):
+def _hex_runs(text: str, raw: bytes) -> Iterator[str]:
+    if _DIGIT.search(text) is None or not _has_stretch(raw, _HEX_MARKS, 16):
         return
     for match in _HEX_RUN.finditer(text):
         yield match.group()
 
 
-def _binary_runs(text: str) -> Iterator[str]:
-    if not _has_stretch(text, _BIT_MARKS, 8):
+def _binary_runs(text: str, raw: bytes) -> Iterator[str]:
+    if not _has_stretch(raw, _BIT_MARKS, 8):
         return
     for match in _BINARY_RUN.finditer(text):
         yield match.group()
