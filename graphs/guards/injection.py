@@ -49,6 +49,7 @@ from graphs.guards.match_starts import MatchStarts, finditer_from, match_starts
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.prescreen import Prescreen
 from graphs.guards.rule_gate import gate_passes, view_tokens, word_gate
+from graphs.guards.unicode_table import WORD
 
 __all__ = [
     "FLAG_THRESHOLD",
@@ -408,18 +409,14 @@ def _leet_excerpt(normalized: NormalizedText) -> _LeetExcerpt | None:
     pieces: list[str] = []
     for first, last in _around(focus, MAX_REACH + _MARGIN, len(view)):
         start, end = first, last
-        while start > 0 and _is_word_character(view[start - 1]):
+        while start > 0 and WORD[ord(view[start - 1])]:
             start -= 1
-        while end < len(view) and _is_word_character(view[end]):
+        while end < len(view) and WORD[ord(view[end])]:
             end += 1
         pieces.append(view[start:end])
     text = "\n".join(pieces)
     tokens, unique = view_tokens(text)
     return _LeetExcerpt(focus, text, tokens, unique)
-
-
-def _is_word_character(char: str) -> bool:
-    return char.isalnum() or char == "_"  # `\\w`, as `re` reads it in a str pattern
 
 
 def _leet_tokens(normalized: NormalizedText, excerpt: _LeetExcerpt | None) -> frozenset[str]:

@@ -58,8 +58,8 @@ MESSAGES: Final[dict[str, str]] = {
 def prepare_guards(cache_dir: Path | None = None) -> None:
     """Build the guards' Hyperscan prescreens now (about 5 s), or read them from
     `cache_dir` where an earlier build saved them, and read the Unicode composition and
-    look-alike tables (half a second); without this the first message does it. Startup runs it in a
-    thread, off the event loop."""
+    look-alike tables (half a second); without this the first message does it. Startup
+    runs it in a thread, off the event loop."""
     prepare_rules(cache_dir)
     prepare_topics(cache_dir)
     prepare_normal_forms()
