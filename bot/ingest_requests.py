@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.errors import IngestRefusedError
 from bot.sources import Source
-from graphs.ingest.formats import SUPPORTED_EXTENSIONS, SUPPORTED_SUFFIXES
+from graphs.ingest.formats import READABLE_KINDS, SUPPORTED_EXTENSIONS
 
 __all__ = [
     "MAX_LISTED_OTHERS",
@@ -34,9 +34,8 @@ __all__ = [
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 #: At most this many files of other types are named one by one; the rest are counted.
 MAX_LISTED_OTHERS = 20
-_ORDERED = SUPPORTED_SUFFIXES
 #: The file types a folder ingest reads, as a person reads them in a message.
-READABLE_TYPES = ", ".join(_ORDERED[:-1]) + f" and {_ORDERED[-1]}"
+READABLE_TYPES = READABLE_KINDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,16 @@ from bot.events import (
 )
 from graphs.agent.links import defang_all
 
-__all__ = ["FinalAnswer", "FinalKind", "TurnView"]
+__all__ = ["FinalAnswer", "FinalKind", "TurnView", "source_label"]
 
 SORRY = "Sorry, something went wrong. Please try again."
+
+
+def source_label(citation: CitationEvent) -> str:
+    """How a cited source is named under an answer: its title (else its address) and, when
+    the passage has one, where in it ("Minutes, page 3", "Voice note, at 1:23")."""
+    name = citation.title or citation.source
+    return f"{name}, {citation.location}" if citation.location else name
 
 
 class FinalKind(StrEnum):

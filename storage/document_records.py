@@ -135,6 +135,8 @@ class Passage:
     heading_path: tuple[str, ...]
     # How much the text reads like instructions to an AI (None: not scored yet).
     injection_score: float | None = None
+    # The document's format ("pdf", "audio"...): what its headings mean (see citations).
+    document_format: str = ""
 
 
 def document_from_row(row: Row) -> DocumentRecord:
@@ -177,7 +179,7 @@ def chunk_from_row(row: Row) -> ChunkRecord:
 
 PASSAGE_COLUMNS = (
     "SELECT c.point_id, c.document_id, d.title, d.source_type, d.source_ref,"
-    " d.owner_id, c.chunk_index, c.text, c.heading_path, c.injection_score"
+    " d.owner_id, c.chunk_index, c.text, c.heading_path, c.injection_score, d.format"
     " FROM chunks c JOIN documents d ON d.id = c.document_id"
 )
 
@@ -194,4 +196,5 @@ def passage_from_row(row: Row) -> Passage:
         text=row["text"],
         heading_path=tuple(json.loads(row["heading_path"])),
         injection_score=row["injection_score"],
+        document_format=row["format"],
     )

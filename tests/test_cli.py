@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.ingest_requests import READABLE_TYPES
 from storage.data_lock import DataDirLock
 from tests.sample_files import broken_pdf_bytes
 
@@ -60,8 +61,7 @@ def test_ingest_a_folder_then_search_and_stats(workdir: Path) -> None:
     assert "Saved: Parking: visitors park in bay 12 behind the bakery." in ingested.stdout
     # A file of another type is named, with the types Lore reads; it is no failure.
     assert (
-        "Skipped notes/ignored.bin: Lore does not read .bin files (it reads .md, .markdown, "
-        ".mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx)."
+        f"Skipped notes/ignored.bin: Lore does not read .bin files (it reads {READABLE_TYPES})."
     ) in ingested.stderr
     assert "ignored" not in ingested.stdout
 
@@ -91,9 +91,8 @@ def test_a_folder_with_nothing_to_read_says_so_and_which_types_lore_reads(workdi
     assert empty.returncode == 1
     assert empty.stdout == ""
     assert empty.stderr.strip() == (
-        "There is nothing to ingest in empty: it holds no file Lore reads (.md, .markdown, "
-        ".mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx; hidden files are "
-        "left out)."
+        f"There is nothing to ingest in empty: it holds no file Lore reads ({READABLE_TYPES}; "
+        "hidden files are left out)."
     )
     others = lore(workdir, "ingest", "only-others")
     assert others.returncode == 1

@@ -107,6 +107,15 @@ flowers appear. Consistency matters more than quantity.</p>
         ("download", "application/octet-stream", b"%PDF-1.7\n", SourceFormat.PDF),
         (None, None, b"\xef\xbb\xbf  <!DOCTYPE html><html>", SourceFormat.HTML),
         (None, None, b"PK\x03\x04....word/document.xml....", SourceFormat.DOCX),
+        ("sheet.xlsx", None, b"", SourceFormat.XLSX),
+        (None, None, b"PK\x03\x04....xl/workbook.xml....", SourceFormat.XLSX),
+        ("deck.pptx", None, b"", SourceFormat.PPTX),
+        (None, None, b"PK\x03\x04....ppt/presentation.xml", SourceFormat.PPTX),
+        ("people.csv", None, b"", SourceFormat.CSV),
+        ("people.tsv", None, b"", SourceFormat.CSV),
+        (None, "text/csv", b"", SourceFormat.CSV),
+        ("mail.eml", None, b"", SourceFormat.EMAIL),
+        (None, "message/rfc822", b"", SourceFormat.EMAIL),
     ],
 )
 def test_detect_format(
@@ -122,9 +131,9 @@ def test_detect_format_on_a_real_docx_head() -> None:
 @pytest.mark.parametrize(
     ("filename", "content_type", "head"),
     [
-        ("photo.jpg", "image/jpeg", b"\xff\xd8\xff\xe0"),
+        ("program.exe", "application/octet-stream", b"MZ\x90\x00"),
         (None, None, b"just some bytes"),
-        ("sheet.xlsx", None, b"PK\x03\x04xl/workbook.xml"),
+        ("archive.zip", "application/zip", b"PK\x03\x04data/file.bin"),
     ],
 )
 def test_unknown_format_is_refused_naming_what_lore_reads(

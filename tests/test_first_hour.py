@@ -15,7 +15,7 @@ import pytest
 from adapters.console import ConsoleChat
 from bot.app import Lore
 from bot.errors import IngestRefusedError
-from bot.ingest_requests import plan_ingest
+from bot.ingest_requests import READABLE_TYPES, plan_ingest
 from bot.library_output import LibraryChatterFilter, route_library_output
 from bot.sources import chunks_text
 from tests.chat_turns import OWNER, remember
@@ -162,7 +162,7 @@ async def test_a_folder_ingest_in_the_terminal_chat_counts_its_files_and_names_t
     (folder / ".git" / "notes.md").write_text("# Hidden\n\nNot for Lore.\n")
     (folder / "kitchen.md").write_text("# Kitchen\n\nThe kettle is descaled on Mondays.\n")
     (folder / "printer.txt").write_text("The printer takes TN-2420 toner.\n")
-    (folder / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    (folder / "backup.zip").write_bytes(b"PK\x05\x06" + bytes(18))
     empty = tmp_path / "empty"
     empty.mkdir()
     shown: list[str] = []
@@ -174,8 +174,8 @@ async def test_a_folder_ingest_in_the_terminal_chat_counts_its_files_and_names_t
     await chat.handle(f"/ingest --shared {folder}")
     lines = "".join(shown).splitlines()
     assert lines[0] == (
-        f"Skipped {folder / 'photo.jpg'}: Lore does not read .jpg files (it reads .md, "
-        ".markdown, .mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx)."
+        f"Skipped {folder / 'backup.zip'}: Lore does not read .zip files "
+        f"(it reads {READABLE_TYPES})."
     )
     assert lines[1].startswith("1/2 ✅ Saved: Kitchen (1 chunk)")
     assert lines[2].startswith("2/2 ✅ Saved: The printer takes TN-2420 toner.")
@@ -185,8 +185,7 @@ async def test_a_folder_ingest_in_the_terminal_chat_counts_its_files_and_names_t
     shown.clear()
     await chat.handle(f"/ingest {empty}")
     assert "".join(shown).strip() == (
-        f"There is nothing to ingest in {empty}: it holds no file Lore reads (.md, .markdown, "
-        ".mdown, .mkd, .txt, .text, .html, .htm, .xhtml, .pdf and .docx; hidden files are "
-        "left out)."
+        f"There is nothing to ingest in {empty}: it holds no file Lore reads "
+        f"({READABLE_TYPES}; hidden files are left out)."
     )
     assert (await lore.bot.maintenance.stats()).shared_documents == 2

@@ -15,7 +15,7 @@ from bot.replies import (
     ScopeQuestion,
     Style,
 )
-from bot.turn_view import TurnView
+from bot.turn_view import TurnView, source_label
 
 __all__ = ["TurnPrinter", "Write", "render_reply", "text_of"]
 
@@ -86,4 +86,4 @@ class TurnPrinter:
         if final.citations:
             self._write("Sources:\n")
             for citation in final.citations:
-                self._write(f"  [{citation.ref}] {citation.title} - {citation.source}\n")
+                self._write(f"  [{citation.ref}] {source_label(citation)} - {citation.source}\n")

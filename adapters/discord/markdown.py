@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from bot.events import CitationEvent
 from bot.replies import Rich, Style
-from bot.turn_view import FinalAnswer
+from bot.turn_view import FinalAnswer, source_label
 
 __all__ = [
     "MAX_MESSAGE",
@@ -167,7 +167,7 @@ def _model_text(
 def _sources(citations: Sequence[CitationEvent]) -> list[Piece]:
     pieces = [Piece("Sources", Style.BOLD)]
     for citation in citations:
-        title = citation.title or citation.source
+        title = source_label(citation)
         pieces.append(Piece(f"\n[{citation.ref}] "))
         if _is_url(citation.source):
             pieces.append(Piece(title, Style.LINK, citation.source))

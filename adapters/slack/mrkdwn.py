@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bot.events import CitationEvent
 from bot.replies import Rich, Style
-from bot.turn_view import FinalAnswer
+from bot.turn_view import FinalAnswer, source_label
 
 __all__ = [
     "MAX_SECTION",
@@ -116,7 +116,7 @@ def _answer_pieces(text: str, citations: dict[int, CitationEvent]) -> list[Piece
 def _source_pieces(citations: Sequence[CitationEvent]) -> list[Piece]:
     pieces = [Piece("Sources", "*")]
     for citation in citations:
-        title = citation.title or citation.source
+        title = source_label(citation)
         pieces.append(Piece(f"\n[{citation.ref}] "))
         if _is_url(citation.source):
             pieces.append(Piece(_link(citation.source, title), whole=True))

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from bot.events import CitationEvent
 from bot.replies import Rich, Style
-from bot.turn_view import FinalAnswer
+from bot.turn_view import FinalAnswer, source_label
 
 __all__ = [
     "MAX_MESSAGE",
@@ -80,7 +80,7 @@ def _inline(text: str, citations: dict[int, CitationEvent]) -> str:
 def _sources(citations: Sequence[CitationEvent]) -> str:
     lines = ["<b>Sources</b>"]
     for citation in citations:
-        title = escape(citation.title or citation.source)
+        title = escape(source_label(citation))
         label = _link(citation, title) if _is_url(citation.source) else title
         scope = " <i>(private)</i>" if citation.private else ""
         lines.append(f"[{citation.ref}] {label}{scope}")

@@ -45,6 +45,8 @@ class CitationEvent:
     title: str
     source: str
     private: bool
+    #: Where in the source the cited passage is ("page 3", "at 1:23"); "" when nothing to say.
+    location: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,7 @@ class PassageRef:
     source: str
     private: bool
     kind: str = "document"
+    location: str = ""  # where in the document the passage is ("page 3", "at 1:23")
 
 
 @dataclass(frozen=True, slots=True)

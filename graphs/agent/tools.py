@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 from graphs.agent.context import AgentContext
 from graphs.agent.passage_warnings import WARN_RISK, passage_risks, warning_field
 from graphs.agent.state import PassageRef, TurnInput
+from graphs.ingest.locations import passage_location
 from graphs.llm.types import ToolSpec
 from graphs.memory_recall import RecalledExchange
 from graphs.retrieval import RetrievedPassage
@@ -163,6 +164,7 @@ async def _passages(hits: list[RetrievedPassage], first_ref: int) -> ToolResult:
             passage.document_title,
             passage.source_ref,
             hit.private,
+            location=passage_location(passage.document_format, passage.heading_path),
         )
         refs.append(ref)
         rows.append(

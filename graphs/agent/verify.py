@@ -223,7 +223,7 @@ async def finish_turn(
         if unanswered:
             runtime.stream_writer(RefusalEvent("no_source", answer))
     events = tuple(
-        CitationEvent(ref.ref, ref.document_id, ref.title, ref.source, ref.private)
+        CitationEvent(ref.ref, ref.document_id, ref.title, ref.source, ref.private, ref.location)
         for ref in citations
     )
     for event in events:

@@ -13,9 +13,9 @@ import docx
 from docx.opc.exceptions import PackageNotFoundError
 from docx.text.paragraph import Paragraph
 
-from graphs.ingest.errors import DecompressionBombError, UnsupportedSourceError, megabytes
+from graphs.ingest.zip_checks import check_archive
 
-__all__ = ["DOCX_BROKEN", "DOCX_ERRORS", "check_archive", "join_blocks", "read_docx"]
+__all__ = ["DOCX_BROKEN", "DOCX_ERRORS", "check_docx_archive", "join_blocks", "read_docx"]
 
 DOCX_BROKEN = "This Word document could not be read; it may be damaged or not really a .docx."
 # python-docx raises far more than its own error classes on malformed files
@@ -24,40 +24,12 @@ DOCX_ERRORS = (
     PackageNotFoundError, zipfile.BadZipFile, LookupError, ValueError, TypeError, AttributeError,
     RuntimeError, SyntaxError, EOFError, OSError, zlib.error,
 )  # fmt: skip
-_MAX_ZIP_MEMBERS = 10_000
-_MAX_COMPRESSION_RATIO = 200
-_RATIO_CHECK_FLOOR = 1 << 20  # members smaller than this may compress as well as they like
 _HEADING_STYLE = re.compile(r"heading\s*([1-9])", re.IGNORECASE)
 
 
-def check_archive(data: bytes, max_bytes: int) -> None:
-    """Refuse a zip whose declared contents exceed `max_bytes` or compress absurdly well.
-
-    `zipfile` stops reading a member at its declared size, so checking the declared
-    sizes before parsing bounds what python-docx can ever decompress.
-    """
-    try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            members = archive.infolist()
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as exc:
-        raise UnsupportedSourceError(DOCX_BROKEN) from exc
-    if len(members) > _MAX_ZIP_MEMBERS:
-        raise DecompressionBombError(
-            f"This Word document holds {len(members)} files inside; Lore will not unpack it."
-        )
-    declared = sum(member.file_size for member in members)
-    if declared > max_bytes:
-        raise DecompressionBombError(
-            f"This Word document would expand to {megabytes(declared)}, more than the "
-            f"{megabytes(max_bytes)} Lore accepts."
-        )
-    for member in members:
-        ratio_limit = _MAX_COMPRESSION_RATIO * max(member.compress_size, 1)
-        if member.file_size > _RATIO_CHECK_FLOOR and member.file_size > ratio_limit:
-            raise DecompressionBombError(
-                "This Word document is compressed suspiciously well (it looks like a zip "
-                "bomb); Lore will not unpack it."
-            )
+def check_docx_archive(data: bytes, max_bytes: int) -> None:
+    """Refuse a Word document whose zip would unpack beyond `max_bytes` (see `zip_checks`)."""
+    check_archive(data, max_bytes, kind="Word document", broken=DOCX_BROKEN)
 
 
 def read_docx(data: bytes) -> tuple[str | None, list[tuple[bool, str]]]:

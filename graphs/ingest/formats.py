@@ -1,8 +1,8 @@
 """The kinds of source Lore reads, how a source's kind is recognised, and what extraction gives.
 
 Imports no parser: the bot's process recognises formats and receives `ExtractedText`
-without ever loading pypdf, python-docx or trafilatura (only the extraction worker
-processes do, see `graphs.ingest.extract`).
+without ever loading a parser (only the extraction worker processes do, see
+`graphs.ingest.extract`).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from pathlib import PurePath
 from graphs.ingest.errors import UnsupportedSourceError
 
 __all__ = [
+    "READABLE_KINDS",
     "SUPPORTED_EXTENSIONS",
-    "SUPPORTED_SUFFIXES",
     "ExtractedText",
     "SourceFormat",
     "detect_format",
@@ -31,6 +31,10 @@ class SourceFormat(StrEnum):
     HTML = "html"
     PDF = "pdf"
     DOCX = "docx"
+    CSV = "csv"
+    XLSX = "xlsx"
+    PPTX = "pptx"
+    EMAIL = "email"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,25 +46,41 @@ class ExtractedText:
     is_markdown: bool
 
 
-_SUPPORTED = "Markdown, plain text, HTML, PDF and Word (.docx)"
+#: What Lore reads, as a person reads it in a message.
+READABLE_KINDS = (
+    "Markdown, plain text, HTML, PDF, Word (.docx), CSV, Excel (.xlsx), PowerPoint (.pptx) "
+    "and e-mail (.eml)"
+)
 _EXTENSIONS: dict[str, SourceFormat] = {
     **dict.fromkeys((".md", ".markdown", ".mdown", ".mkd"), SourceFormat.MARKDOWN),
     **dict.fromkeys((".txt", ".text"), SourceFormat.TEXT),
     **dict.fromkeys((".html", ".htm", ".xhtml"), SourceFormat.HTML),
     ".pdf": SourceFormat.PDF,
     ".docx": SourceFormat.DOCX,
+    **dict.fromkeys((".csv", ".tsv"), SourceFormat.CSV),
+    ".xlsx": SourceFormat.XLSX,
+    ".pptx": SourceFormat.PPTX,
+    ".eml": SourceFormat.EMAIL,
 }
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(_EXTENSIONS)
-#: The same, in the order a person reads them (grouped by format).
-SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(_EXTENSIONS)
-_DOCX_TYPE = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+_OOXML = "application/vnd.openxmlformats-officedocument"
+_DOCX_TYPE = f"{_OOXML}.wordprocessingml.document"
 _CONTENT_TYPES: dict[str, SourceFormat] = {
     **dict.fromkeys(("text/markdown", "text/x-markdown"), SourceFormat.MARKDOWN),
     "text/plain": SourceFormat.TEXT,
     **dict.fromkeys(("text/html", "application/xhtml+xml"), SourceFormat.HTML),
     **dict.fromkeys(("application/pdf", "application/x-pdf"), SourceFormat.PDF),
     _DOCX_TYPE: SourceFormat.DOCX,
+    **dict.fromkeys(("text/csv", "text/tab-separated-values"), SourceFormat.CSV),
+    f"{_OOXML}.spreadsheetml.sheet": SourceFormat.XLSX,
+    f"{_OOXML}.presentationml.presentation": SourceFormat.PPTX,
+    "message/rfc822": SourceFormat.EMAIL,
 }
+_ZIP_MARKERS: tuple[tuple[bytes, SourceFormat], ...] = (
+    (b"word/", SourceFormat.DOCX),
+    (b"xl/", SourceFormat.XLSX),
+    (b"ppt/", SourceFormat.PPTX),
+)
 _SNIFF_BYTES = 1024
 
 
@@ -74,15 +94,17 @@ def detect_format(filename: str | None, content_type: str | None, head: bytes) -
     if by_magic := _sniff(head):
         return by_magic
     what = f'"{filename}"' if filename else "this source"
-    raise UnsupportedSourceError(f"Lore cannot read {what}: it only reads {_SUPPORTED} files.")
+    raise UnsupportedSourceError(f"Lore cannot read {what}: it only reads {READABLE_KINDS} files.")
 
 
 def _sniff(head: bytes) -> SourceFormat | None:
     start = head[:_SNIFF_BYTES]
     if b"%PDF-" in start:
         return SourceFormat.PDF
-    if head.startswith(b"PK\x03\x04") and b"word/document.xml" in head:
-        return SourceFormat.DOCX
+    if head.startswith(b"PK\x03\x04"):
+        # The first member's name (an Office file starts with [Content_Types].xml, then
+        # its own folder: word/, xl/ or ppt/).
+        return next((fmt for marker, fmt in _ZIP_MARKERS if marker in head), None)
     lowered = start.removeprefix(codecs.BOM_UTF8).lstrip().lower()
     if lowered.startswith(b"<") and (b"<!doctype html" in lowered or b"<html" in lowered):
         return SourceFormat.HTML
