@@ -9,11 +9,11 @@ any download, and local paths are read only for the person at this machine's ter
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from bot.actions import ApprovedActions
 from bot.errors import IngestRefusedError, NotFoundError, ShareRefusedError
 from bot.events import ChatRef, Identity
+from bot.ingest_queue import IngestQueue, ProgressSink
 from bot.people import LOCAL_PLATFORM, People
 from bot.replies import Message, ScopeQuestion, bold, rich
 from bot.sources import IncomingSource, PendingChoices, Source, saved_message, too_big
@@ -33,7 +33,6 @@ __all__ = ["Knowledge", "ProgressSink", "looks_like_handle"]
 
 logger = logging.getLogger(__name__)
 
-ProgressSink = Callable[[str], None]
 GROUP_SOURCES = "In group chats I only save what an owner sends. Send it to me privately."
 CHOICE_EXPIRED = "That choice has expired; please send it again."
 NOT_YOUR_CHOICE = "Only the person who sent it can choose."
@@ -70,6 +69,7 @@ class Knowledge:
         self._context = ingest_context
         self._actions = actions
         self._pending = pending
+        self._queue = IngestQueue()
 
     @property
     def max_file_bytes(self) -> int:
@@ -93,13 +93,18 @@ class Knowledge:
         on_progress: ProgressSink | None = None,
     ) -> IngestResult:
         """Remember a source in the caller's private notes, or (owners) the shared knowledge;
-        raises `IngestRefusedError` with a polite reason and keeps nothing."""
+        raises `IngestRefusedError` with a polite reason and keeps nothing. A person's sources
+        are saved one at a time, in the order sent: a source that waits is told its place
+        through `on_progress` (`bot.ingest_queue`)."""
         user = await self._target(identity, source, shared=shared)
-        return await self._ingest(None if shared else user.id, source, on_progress)
+        owner_id = None if shared else user.id
+        return await self._queue.run(
+            user.id, lambda: self._ingest(owner_id, source, on_progress), on_progress
+        )
 
     async def ingest_shared(self, source: Source) -> IngestResult:
         """The process itself adds to the shared knowledge (the operator's sample folder)."""
-        return await self._ingest(None, source, None)
+        return await self._queue.run("", lambda: self._ingest(None, source, None), None)
 
     async def _ingest(
         self, owner_id: UserId | None, source: Source, on_progress: ProgressSink | None

@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     chunk_overlap_tokens: Annotated[int, Field(ge=0, le=4096)] = 48
 
     max_file_bytes: Annotated[int, Field(ge=1024)] = 20 * 1024 * 1024
+    max_chunks_per_document: Annotated[int, Field(ge=1, le=1_000_000)] = Field(
+        default=10_000, description="Chunks one document may be cut into (bounds its embedding)."
+    )
     max_decompressed_bytes: Annotated[int, Field(ge=1024)] = 100 * 1024 * 1024
     fetch_max_bytes: Annotated[int, Field(ge=1024)] = 10 * 1024 * 1024
     fetch_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = 20.0
@@ -119,6 +122,9 @@ class Settings(BaseSettings):
     )
     llm_timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 60.0
     max_answer_tokens: Annotated[int, Field(ge=64, le=32_000)] = 800
+    tool_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = Field(
+        default=20.0, description="Time one tool call (a search) may take before it is an error."
+    )
     rate_limit_turns: Annotated[int, Field(ge=1, le=10_000)] = 20
     rate_limit_minutes: Annotated[int, Field(ge=1, le=1440)] = 10
     max_message_chars: Annotated[int, Field(ge=100, le=100_000)] = 4000

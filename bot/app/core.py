@@ -41,6 +41,7 @@ from bot.watching import Watching
 from graphs.agent.context import AgentContext, AgentLimits
 from graphs.agent.graph import build_agent_graph
 from graphs.agent.state import checkpoint_types
+from graphs.fair_embedding import FairEmbedder
 from graphs.fusion import Fusion
 from graphs.guards import prepare_guards
 from graphs.ingest.context import IngestContext, IngestLimits
@@ -98,6 +99,8 @@ class Lore:
     index: KnowledgeIndex
     vector_store: VectorStore
     embedder: Embedder
+    embedding: FairEmbedder
+    """The embedder as everything in the core shares it (questions first, documents in slices)."""
 
 
 def vector_engine_name(settings: Settings) -> str:
@@ -190,6 +193,7 @@ def _agent_limits(settings: Settings) -> AgentLimits:
         rate_limit_window=timedelta(minutes=settings.rate_limit_minutes),
         max_message_chars=settings.max_message_chars,
         max_answer_tokens=settings.max_answer_tokens,
+        tool_timeout_seconds=settings.tool_timeout_seconds,
         approval_ttl=timedelta(hours=settings.approval_ttl_hours),
     )
 
@@ -224,15 +228,17 @@ def _extraction_limits(settings: Settings) -> ExtractionLimits:
 def _ingest_context(
     settings: Settings,
     stores: _Stores,
+    *,
     fetcher: SafeFetcher,
     lexical: LexicalEncoder,
     extractor: ExtractionPool,
+    embedding: FairEmbedder,
 ) -> IngestContext:
     return IngestContext(
         documents=DocumentRepository(stores.database),
         originals=OriginalStore(settings.uploads_dir),
         index=stores.index,
-        embedder=stores.embedder,
+        embedder=embedding,
         lexical=lexical,
         fetcher=fetcher,
         extractor=extractor,
@@ -241,6 +247,7 @@ def _ingest_context(
             max_decompressed_bytes=settings.max_decompressed_bytes,
             chunk_tokens=settings.chunk_tokens,
             overlap_tokens=settings.chunk_overlap_tokens,
+            max_chunks=settings.max_chunks_per_document,
         ),
     )
 
@@ -269,7 +276,16 @@ async def open_lore(
         fetcher = await _fetcher(settings, stack, fetch_allowed_addresses)
         lexical = LexicalEncoder()
         extractor = await stack.enter_async_context(ExtractionPool(_extraction_limits(settings)))
-        context = _ingest_context(settings, stores, fetcher, lexical, extractor)
+        # One model for everyone: questions go first, documents take it a slice at a time.
+        embedding = FairEmbedder(stores.embedder)
+        context = _ingest_context(
+            settings,
+            stores,
+            fetcher=fetcher,
+            lexical=lexical,
+            extractor=extractor,
+            embedding=embedding,
+        )
         documents, users = context.documents, UserRepository(database)
         owners = set(settings.owner_identities)
         if operator:
@@ -303,7 +319,7 @@ async def open_lore(
             ingest=ingest_shared,
         )
         # Concurrent turns' questions are embedded in one model run; repeats come from a cache.
-        queries = QueryBatcher(stores.embedder.embed_passages)
+        queries = QueryBatcher(embedding.embed_queries)
         retriever = Retriever(
             index=stores.index,
             documents=documents,
@@ -340,7 +356,7 @@ async def open_lore(
             clock=utc_now,
         )
         memory = ConversationMemory(
-            turns=turns, users=users, index=stores.memory_index, embedder=stores.embedder
+            turns=turns, users=users, index=stores.memory_index, embedder=embedding
         )
         tokens = McpTokens(
             people=people, users=users, tokens=McpTokenRepository(database), clock=utc_now
@@ -463,4 +479,5 @@ async def open_lore(
             index=stores.index,
             vector_store=stores.store,
             embedder=stores.embedder,
+            embedding=embedding,
         )

@@ -95,6 +95,7 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
         "tool_rounds": 0,
         "passages": {},
         "flagged_passages": 0,
+        "tool_timeouts": 0,
         "pending_calls": [],
         "approval_id": None,
         "answer": "",
@@ -281,7 +282,10 @@ async def run_tool(
     except ToolArgumentError as exc:
         return ToolResult({"error": str(exc)})
     except TimeoutError:
-        return ToolResult({"error": f"{call.name} took too long; try a narrower request."})
+        logger.warning("Tool %s ran out of time", call.name)
+        return ToolResult(
+            {"error": f"{call.name} took too long; try a narrower request."}, timed_out=True
+        )
     except Exception:  # a tool failure is a tool result, never a crashed turn
         logger.exception("Tool %s failed", call.name)
         return ToolResult({"error": f"{call.name} failed; please try again."})
@@ -296,12 +300,14 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
     results: list[ChatMessage] = []
     used = list(state.get("tools_used", []))
     flagged = state.get("flagged_passages", 0)
+    timeouts = state.get("tool_timeouts", 0)
     for call in state.get("pending_calls", []):
         tool = TOOLS.get(call.name)
         runtime.stream_writer(ToolStatus(call.name, tool.status if tool else "Working..."))
         result = await run_tool(ctx, state, call, next_ref(passages))
         passages.update({ref.ref: ref for ref in result.passages})
         flagged += result.flagged
+        timeouts += result.timed_out
         content = as_data(call.name, result.content(), key)
         results.append(ChatMessage("tool", content, tool_call_id=call.id, name=call.name))
         used.append(call.name)
@@ -309,6 +315,7 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
         "messages": results,
         "passages": passages,
         "flagged_passages": flagged,
+        "tool_timeouts": timeouts,
         "pending_calls": [],
         "tools_used": used,
         "tool_rounds": state.get("tool_rounds", 0) + 1,

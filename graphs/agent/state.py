@@ -123,6 +123,8 @@ class AgentState(TypedDict, total=False):
     passages: dict[int, PassageRef]
     # How many retrieved texts this turn carried a warning (`graphs.agent.passage_warnings`).
     flagged_passages: int
+    # Tool calls this turn that ran out of time (verify: an error, never "no source").
+    tool_timeouts: int
     pending_calls: list[ToolCall]
     approval_id: str | None
     answer: str

@@ -55,6 +55,8 @@ class ToolResult:
     passages: tuple[PassageRef, ...] = ()
     # How many of the texts shown carry a warning (they read like instructions to an AI).
     flagged: int = 0
+    # The tool ran out of time: a slow search, not an answer missing from the knowledge.
+    timed_out: bool = False
 
     def content(self) -> str:
         """The tool message text the model reads."""

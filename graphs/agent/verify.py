@@ -40,6 +40,10 @@ NO_SOURCE = (
 )
 NO_MEMORY = "I couldn't find that in our past conversations, so I won't guess."
 GROUNDING_RISK_CHARS = 300
+SEARCH_TIMED_OUT = (
+    "Searching the knowledge base took too long just now, so I could not check my sources. "
+    "Please ask again in a minute."
+)
 PROMPT_LEAK = Refusal(
     "prompt_leak", "I can't share details of how I'm set up. Please ask about the knowledge base."
 )
@@ -212,6 +216,11 @@ async def finish_turn(
     else:
         answer, citations, unanswered = await _judge(ctx, state, state.get("answer", ""))
         final = TurnOutcome.REFUSED if unanswered else TurnOutcome.ANSWERED
+        if unanswered and state.get("tool_timeouts"):
+            # A search ran out of time: an error to tell, not a question the knowledge lacks.
+            answer, citations, unanswered = SEARCH_TIMED_OUT, [], False
+            final = TurnOutcome.ERROR
+            runtime.stream_writer(TurnError(answer))
         if unanswered and not _memory_only(state):
             await ctx.turns.record_unanswered(
                 user_id=turn.user_id,

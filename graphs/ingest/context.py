@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -25,8 +25,10 @@ __all__ = [
 class PassageEmbedder(Protocol):
     """Dense embeddings for passages, and the tokenizer that counts their tokens."""
 
-    async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
-        """One unit vector per text."""
+    async def embed_passages(
+        self, texts: Sequence[str], *, done: Callable[[int], None] | None = None
+    ) -> list[list[float]]:
+        """One unit vector per text; `done(n)` as the first n are embedded."""
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of each token of `text`."""
@@ -84,6 +86,7 @@ class IngestLimits:
     max_decompressed_bytes: int
     chunk_tokens: int
     overlap_tokens: int
+    max_chunks: int = 10_000
     upsert_batch: int = 64
 
 

@@ -14,6 +14,7 @@ __all__ = [
     "FileTooLargeError",
     "IngestError",
     "NotUtf8Error",
+    "TooManyChunksError",
     "UnsupportedContentTypeError",
     "UnsupportedSourceError",
     "UrlRefusedError",
@@ -40,6 +41,10 @@ class UnsupportedContentTypeError(IngestError):
 
 class FileTooLargeError(IngestError):
     """The file or response exceeds the configured size cap."""
+
+
+class TooManyChunksError(IngestError):
+    """The text would be cut into more chunks than one document may have."""
 
 
 class DecompressionBombError(IngestError):

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from graphs.ingest import nodes
+from graphs.ingest import nodes, store_node
 from graphs.ingest.context import IngestContext
 from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult, IngestState
 
@@ -31,7 +31,7 @@ def build_ingest_graph() -> IngestGraph:
     builder.add_node("clean", nodes.clean)
     builder.add_node("chunk", nodes.chunk)
     builder.add_node("embed", nodes.embed)
-    builder.add_node("store", nodes.store)
+    builder.add_node("store", store_node.store)
     builder.add_edge(START, "source_router")
     builder.add_conditional_edges("source_router", nodes.route_source)
     for fetch in ("fetch_url", "read_file", "take_note"):

@@ -1,4 +1,5 @@
-"""The ingest graph's nodes: route, fetch, clean, chunk, embed, store. Each is small and async.
+"""The ingest graph's nodes up to the vectors: route, fetch, clean, chunk, embed. Each is small
+and async; the last node, `store`, is in `graphs.ingest.store_node`.
 
 Errors are `IngestError`s raised before anything is written; `store` writes the
 original, then SQLite (one transaction), then Qdrant, so a crash at any point
@@ -10,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path, PurePath
 from typing import Any, Literal
@@ -18,16 +20,16 @@ from urllib.parse import unquote, urlsplit
 
 from langgraph.runtime import Runtime
 
-from graphs.guards import injection_risks
 from graphs.guards.payment import mask_payment_cards
 from graphs.ingest.chunking import chunk_text
-from graphs.ingest.context import IngestContext
+from graphs.ingest.context import IngestContext, LexicalEncoder
 from graphs.ingest.errors import (
     FileTooLargeError,
+    TooManyChunksError,
     UnsupportedSourceError,
 )
 from graphs.ingest.formats import ExtractedText, SourceFormat, detect_format
-from graphs.ingest.points import chunk_hash, embedding_text, make_point
+from graphs.ingest.points import chunk_hash, embedding_text
 from graphs.ingest.state import (
     IngestOutcome,
     IngestProgress,
@@ -37,10 +39,7 @@ from graphs.ingest.state import (
     RawSource,
     chunks_text,
 )
-from storage.documents import DocumentRecord, DuplicateContentError, NewChunk
-from storage.ids import DocumentId, PointId, new_document_id, point_id
-from storage.timestamps import now_iso
-from storage.vectors import VectorStoreError
+from storage.vectors import SparseVector
 
 __all__ = [
     "chunk",
@@ -48,18 +47,18 @@ __all__ = [
     "cut_chunks",
     "embed",
     "fetch_url",
-    "new_chunk",
     "read_file",
     "route_after_clean",
     "route_source",
     "source_router",
-    "store",
     "take_note",
 ]
 
 logger = logging.getLogger(__name__)
 
 Update = dict[str, Any]
+#: Least seconds between two "Embedding 1,200 of 5,000 chunks..." lines of one document.
+EMBEDDING_PROGRESS_SECONDS = 2.0
 
 
 def _progress(runtime: Runtime[IngestContext], stage: str, message: str) -> None:
@@ -224,7 +223,8 @@ async def chunk(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
 
 async def cut_chunks(extracted: ExtractedText, context: IngestContext) -> list[PreparedChunk]:
     """The ingest chunker: heading-aware windows of the context's chunk settings, each chunk
-    once, numbered in order (`graphs.ingest.rechunk` cuts stored documents again with it)."""
+    once, numbered in order (`graphs.ingest.rechunk` cuts stored documents again with it).
+    Raises `TooManyChunksError` past the per-document cap."""
     limits = context.limits
     chunks = await asyncio.to_thread(
         chunk_text,
@@ -241,7 +241,17 @@ async def cut_chunks(extracted: ExtractedText, context: IngestContext) -> list[P
         if digest not in seen:
             seen.add(digest)
             prepared.append(PreparedChunk(chunk=replace(piece, index=len(prepared)), hash=digest))
+    if len(prepared) > limits.max_chunks:
+        raise TooManyChunksError(_too_many_chunks(len(prepared), limits.max_chunks))
     return prepared
+
+
+def _too_many_chunks(count: int, cap: int) -> str:
+    return (
+        f"That is too long to keep as one document: it makes {count:,} chunks, and Lore keeps "
+        f"at most {cap:,} per document (the owner sets this with MAX_CHUNKS_PER_DOCUMENT). "
+        "Please split it into smaller parts and send them one by one."
+    )
 
 
 async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
@@ -255,141 +265,30 @@ async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     texts = [embedding_text(title, p.chunk.heading_path, p.chunk.text) for p in todo]
     if texts:
         _progress(runtime, "embedding", f"Embedding {chunks_text(len(texts))}...")
-    dense = await runtime.context.embedder.embed_passages(texts)
-    lexical = runtime.context.lexical
+    dense = await runtime.context.embedder.embed_passages(
+        texts, done=_embedding_progress(runtime, len(texts))
+    )
+    sparse = await asyncio.to_thread(_sparse_vectors, runtime.context.lexical, texts)
     vectors = {
-        p.hash: replace(p, dense=tuple(vector), sparse=lexical.encode_document(text))
-        for p, vector, text in zip(todo, dense, texts, strict=True)
+        p.hash: replace(p, dense=tuple(vector), sparse=lexical)
+        for p, vector, lexical in zip(todo, dense, sparse, strict=True)
     }
     return {"prepared": [vectors.get(p.hash, p) for p in state["prepared"]]}
 
 
-async def store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    """Keep the original, commit rows to SQLite, then write vectors to Qdrant: one write
-    (a backup never holds half of it)."""
-    async with runtime.context.documents.writing():
-        return await _store(state, runtime)
+def _embedding_progress(runtime: Runtime[IngestContext], total: int) -> Callable[[int], None]:
+    """Tell how far the embedding is, at most every `EMBEDDING_PROGRESS_SECONDS`."""
+    last = time.monotonic()
+
+    def done(count: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if count < total and now - last >= EMBEDDING_PROGRESS_SECONDS:
+            last = now
+            _progress(runtime, "embedding", f"Embedding {count:,} of {total:,} chunks...")
+
+    return done
 
 
-async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
-    context, request, raw = runtime.context, state["request"], state["raw"]
-    existing, extracted = state.get("existing"), state["extracted"]
-    document_id = existing.id if existing is not None else new_document_id()
-    now = now_iso()
-    original = await context.originals.save(request.owner_id, document_id, raw.file_name, raw.data)
-    record = DocumentRecord(
-        id=document_id,
-        owner_id=request.owner_id,
-        title=extracted.title,
-        source_type=request.source_type,
-        source_ref=raw.source_ref,
-        content_hash=state["content_hash"],
-        original_path=str(original),
-        format=state["format"].value,
-        status="indexing",
-        created_at=existing.created_at if existing is not None else now,
-        updated_at=now,
-    )
-    prepared = state["prepared"]
-    # Flag only, never refuse: the score is stored, and a passage that reads like
-    # instructions to an AI is shown to the model with a warning (graphs.agent.tools). The
-    # title (a caption, a page's <title>) is shown with every passage, so it counts for each.
-    scores = await chunk_injection_scores(extracted.title, [p.chunk.text for p in prepared])
-    rows = [new_chunk(document_id, p, score) for p, score in zip(prepared, scores, strict=True)]
-    try:
-        removed = await context.documents.save(record, rows, replace=existing is not None)
-    except DuplicateContentError:
-        if existing is None:
-            await context.originals.remove(request.owner_id, document_id)
-        same = await context.documents.find_by_hash(request.owner_id, state["content_hash"])
-        if same is None:
-            raise
-        result = IngestResult(
-            IngestOutcome.DUPLICATE,
-            same.id,
-            same.title,
-            len(rows),
-            masked_cards=state.get("masked_cards", 0),
-        )
-        return {"result": result}
-    except BaseException:
-        if existing is None:
-            await context.originals.remove(request.owner_id, document_id)
-        raise
-    pending = await _write_vectors(context, record, prepared, removed)
-    outcome = IngestOutcome.UPDATED if existing is not None else IngestOutcome.SAVED
-    embedded = sum(1 for p in prepared if p.dense is not None)
-    _progress(runtime, "saved", f"Saved: {record.title} ({chunks_text(len(rows))})")
-    result = IngestResult(
-        outcome,
-        document_id,
-        record.title,
-        len(rows),
-        embedded,
-        len(removed),
-        pending,
-        masked_cards=state.get("masked_cards", 0),
-    )
-    logger.info(
-        "Ingested document %s (%s): %d chunks, %d embedded, %d removed, %d pending",
-        document_id,
-        outcome.value,
-        len(rows),
-        embedded,
-        len(removed),
-        pending,
-    )
-    return {"result": result}
-
-
-async def chunk_injection_scores(title: str, texts: Sequence[str]) -> list[float]:
-    """Each chunk's injection score: the higher of its text's and its document title's (the
-    title is shown with every passage)."""
-    title_risk, *risks = await asyncio.to_thread(injection_risks, [title, *texts])
-    return [max(risk, title_risk) for risk in risks]
-
-
-def new_chunk(document_id: DocumentId, prepared: PreparedChunk, score: float) -> NewChunk:
-    """The row of a prepared chunk, with its deterministic point id and injection score."""
-    piece = prepared.chunk
-    return NewChunk(
-        index=piece.index,
-        text=piece.text,
-        hash=prepared.hash,
-        heading_path=piece.heading_path,
-        token_count=piece.token_count,
-        point_id=point_id(document_id, prepared.hash),
-        injection_score=score,
-    )
-
-
-async def _write_vectors(
-    context: IngestContext,
-    record: DocumentRecord,
-    prepared: list[PreparedChunk],
-    removed: list[PointId],
-) -> int:
-    """Delete vanished points, upsert new ones batch by batch; return chunks left pending."""
-    collection = record.collection
-    todo = [p for p in prepared if p.dense is not None]
-    try:
-        await context.index.delete_points(collection, removed)
-        for start in range(0, len(todo), context.limits.upsert_batch):
-            batch = todo[start : start + context.limits.upsert_batch]
-            points = [
-                make_point(
-                    point_id(record.id, p.hash),
-                    document_id=record.id,
-                    owner_id=record.owner_id,
-                    chunk_index=p.chunk.index,
-                    dense=p.dense or (),
-                    sparse=p.sparse,
-                )
-                for p in batch
-            ]
-            await context.index.upsert(collection, points)
-            await context.documents.mark_indexed([point.id for point in points])
-    except VectorStoreError:
-        logger.warning("Vector write failed for document %s; re-index will retry", record.id)
-        return await context.documents.pending_count(record.id)
-    return 0
+def _sparse_vectors(lexical: LexicalEncoder, texts: list[str]) -> list[SparseVector]:
+    return [lexical.encode_document(text) for text in texts]

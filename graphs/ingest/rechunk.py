@@ -29,9 +29,10 @@ from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
 from graphs.ingest.extract_pool import ExtractionUnavailableError
 from graphs.ingest.formats import SourceFormat
-from graphs.ingest.nodes import chunk_injection_scores, cut_chunks, new_chunk
+from graphs.ingest.nodes import cut_chunks
 from graphs.ingest.points import embedding_text, make_point
 from graphs.ingest.state import PreparedChunk
+from graphs.ingest.store_node import chunk_injection_scores, new_chunk
 from storage.documents import DocumentRecord
 from storage.ids import DocumentId, point_id
 
