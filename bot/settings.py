@@ -16,6 +16,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["Settings", "SettingsError", "load_settings"]
 
+MATRIX_ID = re.compile(r"@[^\s:]+:[^\s:]+(:\d+)?")  # @lore:example.org (a port may follow)
+
 
 class SettingsError(Exception):
     """A setting has a wrong value; the message names the variable and what is expected."""
@@ -172,6 +174,18 @@ class Settings(BaseSettings):
     discord_guild_id: Annotated[int, Field(ge=1)] | None = Field(
         default=None, description="Sync /lore to this server only (instant updates while testing)."
     )
+    matrix_homeserver: str | None = Field(
+        default=None, description="The homeserver's URL; set it (and an account) to run Matrix."
+    )
+    matrix_user_id: str | None = Field(
+        default=None, description="The bot account's Matrix ID, e.g. @lore:example.org."
+    )
+    matrix_access_token: SecretStr | None = Field(
+        default=None, description="The bot account's access token (or MATRIX_PASSWORD)."
+    )
+    matrix_password: SecretStr | None = Field(
+        default=None, description="The bot account's password: Lore logs in once, keeps the device."
+    )
     mcp_http_port: Annotated[int, Field(ge=1, le=65535)] | None = Field(
         default=None, description="Serve MCP (streamable HTTP) on this port; unset = no MCP edge."
     )
@@ -256,6 +270,31 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_discord_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator(
+        "matrix_homeserver",
+        "matrix_user_id",
+        "matrix_access_token",
+        "matrix_password",
+        mode="before",
+    )
+    @classmethod
+    def _empty_matrix_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @model_validator(mode="after")
+    def _matrix_account(self) -> Self:
+        if self.matrix_homeserver is None:
+            return self
+        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", self.matrix_homeserver):
+            msg = "MATRIX_HOMESERVER: the homeserver's URL, e.g. https://matrix.example.org"
+            raise ValueError(msg)
+        if self.matrix_user_id is None or not MATRIX_ID.fullmatch(self.matrix_user_id):
+            raise ValueError("MATRIX_USER_ID: the bot account's ID, e.g. @lore:example.org")
+        if self.matrix_access_token is None and self.matrix_password is None:
+            msg = "MATRIX_ACCESS_TOKEN or MATRIX_PASSWORD: one is needed with MATRIX_HOMESERVER"
+            raise ValueError(msg)
+        return self
 
     @field_validator("budget_timezone")
     @classmethod

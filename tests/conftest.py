@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from ipaddress import IPv4Address
 from pathlib import Path
 from typing import Protocol
@@ -13,6 +13,7 @@ from bot.app import Lore, open_lore
 from bot.settings import Settings, load_settings
 from tests.control_cli import running_bot
 from tests.fakes.openai_server import FakeOpenAI
+from tests.matrix.homeserver import SYNAPSE_PYTHON, Homeserver, running_homeserver
 
 __all__ = ["running_bot"]  # `lore run` beside which CLI commands are tested (tests/control_cli.py)
 
@@ -99,3 +100,16 @@ async def lore(settings: Settings) -> AsyncIterator[Lore]:
     """
     async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as core:
         yield core
+
+
+@pytest.fixture(scope="session")
+def homeserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Homeserver]:
+    """One real Synapse for the whole session (`make test` installs it in .venv-synapse/);
+    tests register their own people on it."""
+    if not SYNAPSE_PYTHON.exists():
+        pytest.skip(
+            "the Matrix homeserver is not installed: `make test` (or `make synapse`) installs "
+            "matrix-synapse into .venv-synapse/ first"
+        )
+    with running_homeserver(tmp_path_factory.mktemp("synapse")) as server:
+        yield server

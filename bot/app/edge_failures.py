@@ -2,8 +2,8 @@
 
 `lore run` starts each configured edge; a refused token, an API it cannot reach or a port
 another program holds surfaces as a library's exception (PTB, discord.py, slack-sdk,
-aiohttp, httpx, or an `OSError` from `bind`), sometimes already translated by the adapter
-into a `StartupError`. The composition root knows which settings built each edge, so the
+matrix-nio, aiohttp, httpx, or an `OSError` from `bind`), sometimes already translated by the
+adapter into a `StartupError`. The composition root knows which settings built each edge, so the
 translation into the operator's words happens here: `edge_start_error(settings, platform,
 exc)` reads the exception chain and returns an `EdgeStartError`. The core never imports a
 chat SDK (an import-linter contract), so their exceptions are recognised by class name.
@@ -81,6 +81,15 @@ def _edge_settings(settings: Settings, platform: str) -> _EdgeSettings:
             auth_hint="the bot token from the Developer Portal",
             url="DISCORD_API_URL",
             url_value=settings.discord_api_url or "https://discord.com/api",
+        )
+    if platform == "matrix":
+        token = settings.matrix_access_token is not None
+        return _EdgeSettings(
+            "Matrix",
+            auth="MATRIX_ACCESS_TOKEN" if token else "MATRIX_PASSWORD",
+            auth_hint="the bot account's " + ("access token" if token else "password"),
+            url="MATRIX_HOMESERVER",
+            url_value=settings.matrix_homeserver or "",
         )
     if platform == "mcp":
         return _EdgeSettings(

@@ -1,8 +1,9 @@
 """Which edges `lore run` starts: one per configured platform, each built from its settings
 as plain values, plus the terminal chat when there is a terminal (or nothing else to run).
 
-Each platform's adapter (and so its SDK: python-telegram-bot, discord.py, slack-bolt, the MCP
-SDK) is imported only when that platform is configured, so other commands start fast."""
+Each platform's adapter (and so its SDK: python-telegram-bot, discord.py, slack-bolt,
+matrix-nio, the MCP SDK) is imported only when that platform is configured, so other commands
+start fast."""
 
 # ruff: noqa: PLC0415 - adapters are imported where their edge is built, see the docstring
 
@@ -21,13 +22,20 @@ from storage.processed_events import ProcessedEvents
 if TYPE_CHECKING:
     from adapters.console import ConsoleEdge
     from adapters.discord import DiscordConfig
+    from adapters.matrix import MatrixConfig
     from adapters.telegram import TelegramConfig
     from bot.app.core import Lore
 
 __all__ = ["EDGE_SETTINGS", "mcp_stdio_edge", "platform_edges", "terminal_edge"]
 
 # What an operator sets to start each platform edge (named when none is configured).
-EDGE_SETTINGS = ("TELEGRAM_BOT_TOKEN", "SLACK_BOT_TOKEN", "DISCORD_BOT_TOKEN", "MCP_HTTP_PORT")
+EDGE_SETTINGS = (
+    "TELEGRAM_BOT_TOKEN",
+    "SLACK_BOT_TOKEN",
+    "DISCORD_BOT_TOKEN",
+    "MATRIX_HOMESERVER",
+    "MCP_HTTP_PORT",
+)
 LEDGER_DAYS = 7  # platforms redeliver for minutes (Slack) to a day (Telegram)
 
 
@@ -65,6 +73,20 @@ def _discord_config(settings: Settings) -> DiscordConfig:
     )
 
 
+def _matrix_config(settings: Settings) -> MatrixConfig:
+    from adapters.matrix import MatrixConfig, MatrixEdge
+
+    return MatrixConfig(
+        homeserver=settings.matrix_homeserver or "",
+        user_id=settings.matrix_user_id or "",
+        data_dir=settings.data_dir,
+        max_file_bytes=settings.max_file_bytes,
+        access_token=_reveal(settings.matrix_access_token),
+        password=_reveal(settings.matrix_password),
+        owner_ids=_owners_on(settings, MatrixEdge.platform),
+    )
+
+
 async def _ledger(lore: Lore, platform: str) -> ProcessedEvents:
     ledger = ProcessedEvents(lore.database, platform)
     await ledger.prune(datetime.now(UTC) - timedelta(days=LEDGER_DAYS))
@@ -87,6 +109,11 @@ async def platform_edges(lore: Lore) -> list[Edge]:
 
         ledger = await _ledger(lore, DiscordEdge.platform)
         edges.append(DiscordEdge(_discord_config(settings), ledger))
+    if settings.matrix_homeserver is not None:
+        from adapters.matrix import MatrixEdge
+
+        ledger = await _ledger(lore, MatrixEdge.platform)
+        edges.append(MatrixEdge(_matrix_config(settings), ledger))
     if settings.mcp_http_port is not None:
         from adapters.mcp import McpHttpConfig, McpHttpEdge
 

@@ -1,0 +1,84 @@
+"""The real core with the Matrix edge on the session's homeserver, and the people of a test
+(a bot account, an owner, members, a stranger), each registered afresh."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from ipaddress import IPv4Address
+from pathlib import Path
+from typing import Any
+
+from adapters.matrix import MatrixConfig, MatrixEdge, RunningMatrix
+from bot.app import Lore, open_lore
+from bot.events import Identity
+from bot.settings import Settings
+from storage.processed_events import ProcessedEvents
+from tests.conftest import SettingsFactory
+from tests.matrix.homeserver import Account, Homeserver
+from tests.matrix.members import Member
+
+__all__ = ["Cast", "cast_of", "identity", "matrix_edge", "members"]
+
+LOOPBACK = IPv4Address("127.0.0.1")
+
+
+@dataclass(frozen=True)
+class Cast:
+    """The accounts of one test: the bot, its owner, two members and a stranger."""
+
+    bot: Account
+    owner: Account
+    alice: Account
+    bob: Account
+    stranger: Account
+
+    def settings(self, make_settings: SettingsFactory, **overrides: Any) -> Settings:
+        """Settings whose owners are this owner (on Matrix) and the terminal's owner."""
+        return make_settings(owners=f"matrix:{self.owner.user_id},console:owner", **overrides)
+
+
+def cast_of(homeserver: Homeserver) -> Cast:
+    """Fresh accounts for one test (about 0.05 s each)."""
+    return Cast(*(homeserver.register(name) for name in ("lore", "owner", "alice", "bob", "sam")))
+
+
+def identity(account: Account, name: str = "") -> Identity:
+    return Identity("matrix", account.user_id, name or account.localpart)
+
+
+@asynccontextmanager
+async def matrix_edge(
+    settings: Settings, homeserver: Homeserver, cast: Cast, **overrides: Any
+) -> AsyncIterator[tuple[Lore, RunningMatrix]]:
+    """The real core plus the Matrix edge logged in as the cast's bot."""
+    async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
+        values: dict[str, Any] = {
+            "homeserver": homeserver.url,
+            "user_id": cast.bot.user_id,
+            "data_dir": settings.data_dir,
+            "max_file_bytes": settings.max_file_bytes,
+            "access_token": cast.bot.access_token,
+            "owner_ids": frozenset({cast.owner.user_id}),
+            "stream_interval": 0.5,
+            "key_wait": 3.0,
+            **overrides,
+        }
+        edge = MatrixEdge(MatrixConfig(**values), ProcessedEvents(lore.database, "matrix"))
+        async with edge.running(lore.bot) as running:
+            yield lore, running
+
+
+@asynccontextmanager
+async def members(
+    homeserver: Homeserver, folder: Path, *accounts: Account
+) -> AsyncIterator[list[Member]]:
+    """Syncing nio clients for `accounts`, each with its own store under `folder`."""
+    async with AsyncExitStack() as stack:
+        yield [
+            await stack.enter_async_context(
+                Member(homeserver, account, folder / account.localpart)
+            )
+            for account in accounts
+        ]
