@@ -4,12 +4,25 @@ No fake anywhere: what a test asserts is what a Matrix client would show."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
+from bot.app import open_lore
+from bot.errors import NotInvitedError
+from bot.settings import Settings
+from storage.users import User
 from tests.chat_turns import remember
 from tests.conftest import SettingsFactory
-from tests.matrix.edge import cast_of, identity, matrix_edge, members
-from tests.matrix.homeserver import Homeserver
+from tests.matrix.edge import cast_of, identity, matrix_edge, members, until_handled
+from tests.matrix.homeserver import Account, Homeserver
+
+
+async def lore_user(settings: Settings, account: Account) -> User | None:
+    """Who Lore thinks an account is, read after the edge stopped."""
+    async with open_lore(settings) as core:
+        return await core.bot.user_for(identity(account))
+
 
 OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
 LOCKER = "Alice's locker code is 4417 and the spare key hangs behind the boiler."
@@ -21,7 +34,7 @@ async def test_a_dm_question_streams_to_a_cited_answer_with_feedback_reactions(
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
     async with (
-        matrix_edge(settings, homeserver, cast) as (lore, _),
+        matrix_edge(settings, homeserver, cast) as (lore, running),
         members(homeserver, tmp_path, cast.alice) as [alice],
     ):
         await remember(lore.bot, None, text=OFFICE, title="Office hours")
@@ -39,8 +52,82 @@ async def test_a_dm_question_streams_to_a_cited_answer_with_feedback_reactions(
         await alice.wait_until(lambda: len(alice.said(room, cast.bot.user_id)[-1].reactions) == 2)
         [final] = alice.said(room, cast.bot.user_id)
         assert final.reactions == ("👍", "👎")
-        await alice.react(room, final.event_id, "👍")
-        row = None
-        while row is None:
-            row = await lore.database.fetch_one("SELECT value FROM feedback")
+        await until_handled(lore, running, await alice.react(room, final.event_id, "👍"))
+        row = await lore.database.fetch_one("SELECT value FROM feedback")
+    assert row is not None
     assert row["value"] == 1
+
+
+async def test_a_strangers_invite_is_answered_once_and_left_a_newcomer_with_a_code_stays(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(make_settings)
+    async with (
+        matrix_edge(settings, homeserver, cast) as (lore, running),
+        members(homeserver, tmp_path, cast.stranger, cast.alice) as [sam, alice],
+    ):
+        lonely = await sam.direct_chat(cast.bot.user_id)
+        refusal = await sam.reply_from(lonely, cast.bot.user_id, "invited")
+        assert refusal.body == str(NotInvitedError())
+        await sam.wait_until(lambda: cast.bot.user_id not in sam.client.rooms[lonely].users)
+        assert len(sam.said(lonely, cast.bot.user_id)) == 1
+
+        # A newcomer opens the chat with the code before Lore has even joined.
+        code = await lore.bot.create_invite(identity(cast.owner))
+        welcome_room = await alice.direct_chat(cast.bot.user_id)
+        await alice.say(welcome_room, f"!start {code.code}")
+        welcome = await alice.reply_from(welcome_room, cast.bot.user_id, "Welcome")
+        assert welcome.content["m.mentions"] == {}
+        await alice.say(welcome_room, "!digest 07:30 Europe/Berlin")
+        await alice.reply_from(welcome_room, cast.bot.user_id, "at 07:30 (Europe/Berlin)")
+        tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
+        due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
+        assert (await lore.bot.maintenance.send_due_digests(due)).sent == 1
+        assert (await lore.bot.maintenance.send_due_digests(due + timedelta(minutes=1))).sent == 0
+        digest = await alice.reply_from(welcome_room, cast.bot.user_id, "Good morning")
+        await running.settled()
+    assert digest.html.startswith("<b>Good morning, ")
+    assert cast.bot.user_id in alice.client.rooms[welcome_room].users
+    assert await lore_user(settings, cast.stranger) is None
+
+
+async def test_a_room_mention_is_answered_from_shared_knowledge_only_as_a_reply(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(make_settings)
+    async with (
+        matrix_edge(settings, homeserver, cast) as (lore, running),
+        members(homeserver, tmp_path, cast.alice, cast.bob) as [alice, bob],
+    ):
+        await remember(lore.bot, None, text=OFFICE, title="Office hours")
+        for account in (cast.alice, cast.bob):
+            code = await lore.bot.create_invite(identity(cast.owner))
+            await lore.bot.redeem_invite(identity(account), code.code)
+        await remember(lore.bot, identity(cast.alice), LOCKER, title="Locker")
+        room = await alice.room(cast.bot.user_id, cast.bob.user_id)
+        await bob.join(room)
+        await alice.joined(room, cast.bot.user_id)
+
+        ignored = await alice.say(room, "what is my locker code? ask nobody")
+        asked = await alice.say(
+            room,
+            "what is my locker code?",
+            **{"m.mentions": {"user_ids": [cast.bot.user_id]}},
+        )
+        refused = await alice.reply_from(room, cast.bot.user_id, "")
+        office = await bob.say(room, f"{cast.bot.localpart}: when does the office open? @room")
+        answer = await alice.reply_from(room, cast.bot.user_id, "8 am")
+        await running.settled()
+        spoken = alice.said(room, cast.bot.user_id)
+    assert "4417" not in " ".join(said.body for said in spoken)  # invariant 11
+    assert refused.content["m.relates_to"]["m.in_reply_to"]["event_id"] == asked
+    assert answer.content["m.relates_to"]["m.in_reply_to"]["event_id"] == office
+    assert answer.edits == 0  # a group gets the verified final answer only
+    assert all(said.content["m.mentions"] == {} for said in spoken)
+    assert len(spoken) == 2  # the unaddressed message got nothing
+    assert ignored not in {
+        said.content.get("m.relates_to", {}).get("m.in_reply_to", {}).get("event_id")
+        for said in spoken
+    }

@@ -37,6 +37,12 @@ class RunningMatrix(RunningEdge):
     """The running Matrix edge and what its handlers share."""
 
     edge: EdgeContext | None = None
+    sync: SyncLoop | None = None
+
+    async def settled(self) -> None:
+        """Wait until every event handled so far is handled to the end."""
+        if self.sync is not None:
+            await self.sync.settled()
 
 
 def _client(config: MatrixConfig) -> nio.AsyncClient:
@@ -85,7 +91,7 @@ class MatrixEdge:
             task = asyncio.create_task(sync.run(), name="matrix-sync")
             logger.info("Matrix edge running as %s on %s", client.user_id, config.homeserver)
             try:
-                yield RunningMatrix("matrix", edge=edge)
+                yield RunningMatrix("matrix", edge=edge, sync=sync)
             finally:
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError):

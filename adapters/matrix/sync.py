@@ -41,7 +41,8 @@ class SyncLoop:
         self._timeout_ms = timeout_ms
         self._pending: deque[tuple[str, list[asyncio.Task[None]]]] = deque()
         self.tasks: set[asyncio.Task[None]] = set()
-        self.synced = asyncio.Condition()
+        self.synced = asyncio.Condition()  # notified after each sync is dispatched
+        self.syncs = 0
 
     async def first(self) -> None:
         """The first sync: full room state from the stored token (or none)."""
@@ -95,6 +96,7 @@ class SyncLoop:
             self.tasks.add(settle)
             settle.add_done_callback(self.tasks.discard)
         self._store_token()
+        self.syncs += 1
         async with self.synced:
             self.synced.notify_all()
 
@@ -117,6 +119,11 @@ class SyncLoop:
         store = self._client.store
         if token is not None and store is not None:
             store.save_sync_token(token)
+
+    async def settled(self) -> None:
+        """Wait until no handler is running."""
+        while self.tasks:
+            await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
     async def stop(self) -> None:
         """Cancel the handlers still running (their events come again at the next start)."""

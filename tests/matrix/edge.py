@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from tests.conftest import SettingsFactory
 from tests.matrix.homeserver import Account, Homeserver
 from tests.matrix.members import Member
 
-__all__ = ["Cast", "cast_of", "identity", "matrix_edge", "members"]
+__all__ = ["Cast", "cast_of", "identity", "matrix_edge", "members", "until_handled"]
 
 LOOPBACK = IPv4Address("127.0.0.1")
 
@@ -77,8 +78,33 @@ async def members(
     """Syncing nio clients for `accounts`, each with its own store under `folder`."""
     async with AsyncExitStack() as stack:
         yield [
-            await stack.enter_async_context(
-                Member(homeserver, account, folder / account.localpart)
-            )
+            await stack.enter_async_context(Member(homeserver, account, folder / account.localpart))
             for account in accounts
         ]
+
+
+async def until_handled(
+    lore: Lore, running: RunningMatrix, event_id: str, within: float = 30.0
+) -> None:
+    """Wait until the bot has handled one of a member's events to the end (what it did is
+    not always a message: a rating is a row), sync after sync."""
+    sync = running.sync
+    assert sync is not None
+
+    async def handled() -> bool:
+        return bool(
+            await lore.database.fetch_value(
+                "SELECT handled_at FROM processed_events WHERE platform = 'matrix'"
+                " AND event_id = ?",
+                (event_id,),
+            )
+        )
+
+    async with asyncio.timeout(within):
+        while True:
+            seen = sync.syncs
+            await running.settled()
+            if await handled():
+                return
+            async with sync.synced:
+                await sync.synced.wait_for(lambda: sync.syncs > seen)
