@@ -131,3 +131,62 @@ async def test_a_room_mention_is_answered_from_shared_knowledge_only_as_a_reply(
         said.content.get("m.relates_to", {}).get("m.in_reply_to", {}).get("event_id")
         for said in spoken
     }
+
+
+async def test_an_approval_by_reaction_survives_a_restart_is_refused_to_others_and_decided_once(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(make_settings)
+    async with members(homeserver, tmp_path, cast.owner, cast.alice, cast.bob) as [
+        owner,
+        alice,
+        bob,
+    ]:
+        async with matrix_edge(settings, homeserver, cast) as (lore, _):
+            code = await lore.bot.create_invite(identity(cast.owner))
+            await lore.bot.redeem_invite(identity(cast.alice, "Alice"), code.code)
+            asked = await alice.direct_chat(cast.bot.user_id)
+            await alice.joined(asked, cast.bot.user_id)
+            await alice.say(asked, "tell the owner that the printer is broken")
+            told = await alice.reply_from(asked, cast.bot.user_id, "owner")
+            # Nobody had a direct chat with the owner: Lore opened one and asked there.
+            await owner.wait_until(lambda: owner.client.invited_rooms)
+            [owners_room] = owner.client.invited_rooms
+            await owner.join(owners_room)
+            request = await owner.reply_from(owners_room, cast.bot.user_id, "Approval needed")
+            await owner.wait_until(
+                lambda: owner.said(owners_room, cast.bot.user_id)[0].reactions == ("✅", "❌")
+            )
+        assert told.reactions == ()
+        assert "!approve " in request.body
+        # The bot process is gone; a new one starts on the same data directory and device.
+        async with matrix_edge(settings, homeserver, cast) as (lore, running):
+            await owner.client.room_invite(owners_room, cast.bob.user_id)
+            await bob.wait_until(lambda: owners_room in bob.client.invited_rooms)
+            await bob.join(owners_room)
+            await bob.react(owners_room, request.event_id, "✅")
+            not_owner = await owner.reply_from(owners_room, cast.bot.user_id, "Only an owner")
+            await until_handled(lore, running, await bob.react(owners_room, request.event_id, "❌"))
+            await owner.react(owners_room, request.event_id, "✅")
+            decided = await owner.reply_from(owners_room, cast.bot.user_id, "Approved by")
+            approved = await owner.reply_from(owners_room, cast.bot.user_id, "Approved.")
+            outcome = await alice.reply_from(asked, cast.bot.user_id, "delivered to the owner")
+            await owner.react(owners_room, request.event_id, "❌")
+            again = await owner.reply_from(owners_room, cast.bot.user_id, "already decided")
+            # Bob made the owner's room a group: Lore opens a new direct chat for the message.
+            await owner.wait_until(lambda: owner.client.invited_rooms)
+            [direct] = owner.client.invited_rooms
+            await owner.join(direct)
+            delivered = await owner.reply_from(direct, cast.bot.user_id, "Message from")
+            pending = (await lore.bot.pending_approvals(identity(cast.owner))).cards
+            await running.settled()
+            spoken = owner.said(owners_room, cast.bot.user_id)
+    assert pending == ()
+    assert decided.event_id == request.event_id  # the request itself, edited
+    assert cast.owner.localpart in decided.body
+    for reply in (not_owner, approved, again):
+        assert reply.content["m.relates_to"]["m.in_reply_to"]["event_id"] == request.event_id
+    assert len([said for said in spoken if "Only an owner" in said.body]) == 1
+    assert delivered.body == "Message from Alice: The printer is broken."
+    assert outcome.reactions == ("👍", "👎") or outcome.body

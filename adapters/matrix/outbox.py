@@ -92,6 +92,8 @@ class Outbox:
         """Send one event (encrypted in an encrypted room); its event id."""
         room = self._room(room_id)
         client = self._client
+        if room.encrypted and client.should_query_keys:
+            await client.keys_query()  # a member new to the bot: their devices get the key too
         if room.encrypted and event_type == "m.reaction":
             response = await self._encrypted_reaction(room_id, content)
         else:
@@ -109,8 +111,8 @@ class Outbox:
         room = client.rooms[room_id]
         if not room.members_synced:
             await client.joined_members(room_id)
-        if client.should_query_keys:
-            await client.keys_query()
+            if client.should_query_keys:
+                await client.keys_query()
         if client.olm.should_share_group_session(room_id):
             await client.share_group_session(room_id, ignore_unverified_devices=True)
         event_type, encrypted = client.encrypt(room_id, "m.reaction", content)

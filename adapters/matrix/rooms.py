@@ -55,14 +55,17 @@ class DirectRooms:
             if not isinstance(response, nio.RoomCreateResponse):
                 raise SendError(f"cannot open a direct chat with {user_id}: {response}")
             room_id = str(response.room_id)
-            await self._wait_for(room_id, wait)
+            await self._wait_for(room_id, user_id, wait)
             logger.info("Matrix: opened a direct chat with %s", user_id)
             return room_id
 
-    async def _wait_for(self, room_id: str, wait: float) -> None:
+    async def _wait_for(self, room_id: str, user_id: str, wait: float) -> None:
+        """Until the sync has brought the room's encryption and the invite (a room's first
+        events can come in more than one sync): the invited person's devices get the key."""
+
         def ready() -> bool:
             room: Any = self._client.rooms.get(room_id)
-            return room is not None and bool(room.encrypted)
+            return room is not None and bool(room.encrypted) and user_id in room.users
 
         async with asyncio.timeout(wait), self._synced:
             await self._synced.wait_for(ready)

@@ -61,7 +61,7 @@ class Member:
         client.restore_login(
             self.account.user_id, self.account.device_id, self.account.access_token
         )
-        client.add_event_callback(self._record, nio.Event)
+        client.add_event_callback(self._record, (nio.Event, nio.InviteEvent))
         await client.sync(timeout=0, full_state=True)
         self._task = asyncio.create_task(client.sync_forever(timeout=30_000))
         return self
@@ -180,7 +180,9 @@ class Member:
 
     async def react(self, room_id: str, event_id: str, key: str) -> str:
         content = {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
-        response = await self.client.room_send(room_id, "m.reaction", content)
+        response = await self.client.room_send(
+            room_id, "m.reaction", content, ignore_unverified_devices=True
+        )
         assert isinstance(response, nio.RoomSendResponse), response
         return str(response.event_id)
 
