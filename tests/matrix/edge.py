@@ -107,4 +107,4 @@ async def until_handled(
             if await handled():
                 return
             async with sync.synced:
-                await sync.synced.wait_for(lambda: sync.syncs > seen)
+                await sync.synced.wait_for(lambda seen=seen: sync.syncs > seen)
