@@ -8,8 +8,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import nio
+import pytest
+
+from adapters.matrix.config import STORE_FILE
 from bot.app import open_lore
-from bot.errors import NotInvitedError
+from bot.app.edge_failures import edge_start_error
+from bot.errors import NotInvitedError, StartupError
 from bot.settings import Settings
 from storage.users import User
 from tests.chat_turns import remember
@@ -190,3 +195,98 @@ async def test_an_approval_by_reaction_survives_a_restart_is_refused_to_others_a
     assert len([said for said in spoken if "Only an owner" in said.body]) == 1
     assert delivered.body == "Message from Alice: The printer is broken."
     assert outcome.reactions == ("👍", "👎") or outcome.body
+
+
+HANDBOOK = (
+    "# Travel handbook\n\nBooking trains: every member books second class train tickets "
+    "through the Zephyr travel portal at least ten days ahead.\n"
+)
+
+
+async def test_an_encrypted_dm_takes_a_file_and_answers_encrypted(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(make_settings)
+    async with (
+        matrix_edge(settings, homeserver, cast) as (lore, running),
+        members(homeserver, tmp_path, cast.alice) as [alice],
+    ):
+        code = await lore.bot.create_invite(identity(cast.owner))
+        await lore.bot.redeem_invite(identity(cast.alice), code.code)
+        room = await alice.direct_chat(cast.bot.user_id, encrypted=True)
+        await alice.joined(room, cast.bot.user_id)
+        await alice.send_file(room, "handbook.md", HANDBOOK.encode(), mimetype="text/markdown")
+        saved = await alice.reply_from(room, cast.bot.user_id, "Saved")
+        await alice.say(room, "How do members book train tickets?")
+        answer = await alice.reply_from(room, cast.bot.user_id, "Sources")
+        await running.settled()
+        from_bot = [event for room_id, event in alice.events if event.sender == cast.bot.user_id]
+        stats = await lore.bot.maintenance.stats()
+    assert "Travel handbook" in saved.body
+    assert "Zephyr" in answer.body
+    assert stats.private_documents == 1
+    # Never in the clear: every message, edit and reaction of the bot's was encrypted.
+    sent = [event for event in from_bot if not isinstance(event, nio.RoomMemberEvent)]
+    assert sent
+    assert all(event.decrypted for event in sent), [type(event).__name__ for event in sent]
+
+
+async def test_an_event_synced_again_after_a_restart_is_answered_once(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(make_settings)
+    async with members(homeserver, tmp_path, cast.alice) as [alice]:
+        async with matrix_edge(settings, homeserver, cast) as (lore, running):
+            await remember(lore.bot, None, text=OFFICE, title="Office hours")
+            code = await lore.bot.create_invite(identity(cast.owner))
+            await lore.bot.redeem_invite(identity(cast.alice), code.code)
+            room = await alice.direct_chat(cast.bot.user_id)
+            await alice.joined(room, cast.bot.user_id)
+            await running.settled()
+            client = running.edge.client if running.edge else None
+            assert client is not None
+            before = client.store.load_sync_token()
+            await alice.say(room, "When does the office open?")
+            await alice.reply_from(room, cast.bot.user_id, "Sources")
+            await running.settled()
+            device = client.device_id
+        # As if the process had died before it stored the newer sync token.
+        store = nio.store.SqliteStore(
+            cast.bot.user_id, device, str(settings.data_dir), "DEFAULT_KEY", STORE_FILE
+        )
+        store.save_sync_token(before)
+        store.database.close()
+        async with matrix_edge(settings, homeserver, cast) as (lore, running):
+            await running.settled()
+            skipped = running.edge.deduper.skipped if running.edge else 0
+            await alice.say(room, "!help")
+            await alice.reply_from(room, cast.bot.user_id, "!sources")
+    answers = [said for said in alice.said(room, cast.bot.user_id) if "Sources" in said.body]
+    assert skipped >= 1
+    assert len(answers) == 1
+
+
+async def test_a_refused_token_and_an_unreachable_homeserver_name_the_setting(
+    homeserver: Homeserver, make_settings: SettingsFactory
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(
+        make_settings,
+        matrix_homeserver=homeserver.url,
+        matrix_user_id=cast.bot.user_id,
+        matrix_access_token="syt_not_a_real_token",
+    )
+    with pytest.raises(StartupError) as refused:
+        async with matrix_edge(settings, homeserver, cast, access_token="syt_not_a_real_token"):
+            pass
+    with pytest.raises(StartupError) as unreachable:
+        async with matrix_edge(settings, homeserver, cast, homeserver="http://127.0.0.1:9"):
+            pass
+    refused_line = str(edge_start_error(settings, "matrix", refused.value))
+    unreachable_line = str(edge_start_error(settings, "matrix", unreachable.value))
+    assert "MATRIX_ACCESS_TOKEN" in refused_line
+    assert "syt_not_a_real_token" not in refused_line
+    assert "MATRIX_HOMESERVER" in unreachable_line
+    assert "\n" not in refused_line + unreachable_line

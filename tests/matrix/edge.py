@@ -51,12 +51,12 @@ def identity(account: Account, name: str = "") -> Identity:
 
 @asynccontextmanager
 async def matrix_edge(
-    settings: Settings, homeserver: Homeserver, cast: Cast, **overrides: Any
+    settings: Settings, server: Homeserver, cast: Cast, **overrides: Any
 ) -> AsyncIterator[tuple[Lore, RunningMatrix]]:
     """The real core plus the Matrix edge logged in as the cast's bot."""
     async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
         values: dict[str, Any] = {
-            "homeserver": homeserver.url,
+            "homeserver": server.url,
             "user_id": cast.bot.user_id,
             "data_dir": settings.data_dir,
             "max_file_bytes": settings.max_file_bytes,
