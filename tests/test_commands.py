@@ -11,10 +11,12 @@ import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
 from adapters.console import ConsoleChat
+from adapters.matrix import RunningMatrix
 from bot.app import Lore
 from bot.commands import COMMANDS, Access, Place
 from bot.events import ChatRef, Identity
@@ -26,6 +28,10 @@ from tests.fakes.discord_payloads import CHANNEL_ID
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
+from tests.matrix.edge import cast_of, matrix_edge, members
+from tests.matrix.edge import identity as mx_identity
+from tests.matrix.homeserver import Homeserver
+from tests.matrix.members import Member
 from tests.slack_edge import ALICE as SLACK_ALICE
 from tests.slack_edge import CHANNEL, SlackRun, in_dm, slack_on, welcome_people
 from tests.slack_edge import OWNER as SLACK_OWNER
@@ -294,3 +300,68 @@ async def test_every_command_has_the_same_outcome_and_words_on_discord(
                 mismatches.append((case, "same words", on_console, on_discord))
     assert mismatches == []
     assert all(post.suppressed for post in fake.posts)
+
+
+# -- the same table on Matrix, against a real homeserver --------------------------------------
+
+
+async def matrix_reply(
+    lore: Lore, running: RunningMatrix, person: Member, room: str, bot: str, line: str
+) -> str:
+    """What the bot answers `line` in a room, once everything it sent has reached `person`."""
+    before = len(person.said(room, bot))
+    await person.say(room, line)
+    await person.wait_until(lambda: len(person.said(room, bot)) > before)
+    await running.settled()
+    assert running.edge is not None
+    latest = running.edge.outbox.latest[room]
+    await person.wait_until(
+        lambda: any(e.event_id == latest for _, e in person.events if hasattr(e, "event_id"))
+    )
+    return "\n".join(said.body for said in person.said(room, bot)[before:])
+
+
+def as_typed_on_the_terminal(matrix_text: str) -> str:
+    """Matrix's words with its spelling of commands (`!NAME`) as the terminal's (`/NAME`)."""
+    return re.sub(r"!(?=[a-z])", "/", matrix_text).strip()
+
+
+async def test_every_command_has_the_same_outcome_and_words_on_matrix(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+) -> None:
+    cast = cast_of(homeserver)
+    settings = cast.settings(make_settings)
+    mismatches: list[tuple[object, ...]] = []
+    async with (
+        matrix_edge(settings, homeserver, cast) as (lore, running),
+        members(homeserver, tmp_path, cast.owner, cast.alice) as [owner, alice],
+    ):
+        code = await lore.bot.create_invite(mx_identity(cast.owner))
+        await lore.bot.redeem_invite(mx_identity(cast.alice), code.code)
+        mia = await invite(lore.bot, "mia", platform="console", owner=LOCAL_OWNER)
+        rooms = {}
+        for role, person in (("owner", owner), ("member", alice)):
+            rooms[role, "private"] = await person.direct_chat(cast.bot.user_id)
+            rooms[role, "group"] = await person.room(cast.bot.user_id, cast.bob.user_id)
+        for (role, _), room in rooms.items():
+            person = owner if role == "owner" else alice
+            await person.joined(room, cast.bot.user_id)
+        for case in CASES:
+            who = LOCAL_OWNER if case.role == "owner" else mia
+            chat = ChatRef("console", "team" if case.where == "group" else who.platform_user_id)
+            chat = ChatRef(chat.platform, chat.chat_id, is_group=case.where == "group")
+            line = f"/{case.command} {ARGS[case.command]}".strip()
+            on_console = await console_reply(lore, who, chat, line)
+            typed = "!" + line[1:]
+            if case.where == "group":
+                typed = f"{cast.bot.localpart}: {typed}"
+            person = owner if case.role == "owner" else alice
+            room = rooms[case.role, case.where]
+            on_matrix = await matrix_reply(lore, running, person, room, cast.bot.user_id, typed)
+            want = expected(case.command, case.role, case.where)
+            got = (outcome(on_console), outcome(on_matrix))
+            if got != (want, want):
+                mismatches.append((case, want, got, on_console[:80], on_matrix[:80]))
+            elif want != "ran" and on_console != as_typed_on_the_terminal(on_matrix):
+                mismatches.append((case, "same words", on_console, on_matrix))
+    assert mismatches == []

@@ -4,6 +4,9 @@ No fake anywhere: what a test asserts is what a Matrix client would show."""
 
 from __future__ import annotations
 
+import asyncio
+import signal
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -29,6 +32,7 @@ async def lore_user(settings: Settings, account: Account) -> User | None:
         return await core.bot.user_for(identity(account))
 
 
+LORE = Path(sys.executable).parent / "lore"
 OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
 LOCKER = "Alice's locker code is 4417 and the spare key hangs behind the boiler."
 
@@ -290,3 +294,44 @@ async def test_a_refused_token_and_an_unreachable_homeserver_name_the_setting(
     assert "syt_not_a_real_token" not in refused_line
     assert "MATRIX_HOMESERVER" in unreachable_line
     assert "\n" not in refused_line + unreachable_line
+
+
+@pytest.mark.slow
+async def test_lore_run_with_matrix_settings_answers_and_stops_on_sigterm(
+    homeserver: Homeserver, tmp_path: Path, models_dir: Path
+) -> None:
+    cast = cast_of(homeserver)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    (workdir / ".env").write_text(
+        f"DATA_DIR={workdir / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=\n"
+        f"LOG_LEVEL=WARNING\nOWNERS=matrix:{cast.owner.user_id}\n"
+        f"MATRIX_HOMESERVER={homeserver.url}\nMATRIX_USER_ID={cast.bot.user_id}\n"
+        f"MATRIX_PASSWORD={cast.bot.password}\n"
+    )
+    process = await asyncio.create_subprocess_exec(
+        str(LORE),
+        "run",
+        cwd=workdir,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
+        assert line.decode().startswith("Lore is running on matrix."), line
+        async with members(homeserver, tmp_path, cast.owner) as [owner]:
+            room = await owner.direct_chat(cast.bot.user_id)
+            await owner.say(room, "!help")
+            helped = await owner.reply_from(room, cast.bot.user_id, "!sources")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), timeout=60)
+    assert process.stderr is not None
+    errors = (await process.stderr.read()).decode()
+    assert code == 0, errors
+    assert "Traceback" not in errors
+    assert cast.bot.password not in errors
+    assert "!invite" in helped.body  # the owner's help lists owner commands
+    assert (workdir / "data" / STORE_FILE).stat().st_mode & 0o077 == 0

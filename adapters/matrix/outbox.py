@@ -79,6 +79,7 @@ class Outbox:
 
     def __init__(self, client: nio.AsyncClient) -> None:
         self._client = client
+        self.latest: dict[str, str] = {}  # the bot's newest event in each room
 
     def _room(self, room_id: str) -> Any:
         room = self._client.rooms.get(room_id)
@@ -102,6 +103,7 @@ class Outbox:
             )
         if not isinstance(response, nio.RoomSendResponse):
             raise SendError(f"{getattr(response, 'status_code', '')} {response}")
+        self.latest[room_id] = str(response.event_id)
         return str(response.event_id)
 
     async def _encrypted_reaction(self, room_id: str, content: dict[str, Any]) -> Any:
