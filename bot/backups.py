@@ -31,6 +31,7 @@ from storage.backups import (
     BackupError,
     Manifest,
     back_up_database,
+    check_backup,
     clear_state,
     copy_folder,
     database_counts,
@@ -181,6 +182,7 @@ def _outside_data_dir(layout: BackupLayout, folder: Path) -> None:
 def _restore(layout: BackupLayout, backup: Path, *, force: bool) -> RestoreReport:
     _outside_data_dir(layout, backup)
     manifest = read_manifest(backup)
+    check_backup(backup, manifest, layout.database_path.name)
     data_dir = layout.data_dir
     lock = DataDirLock(data_dir)
     try:

@@ -22,6 +22,7 @@ from bot.cli_errors import reported_errors, run_program, set_debug
 from bot.library_output import route_library_output
 from bot.log_redaction import configure_logging
 from bot.people import LOCAL_OWNER
+from storage.private_files import keep_files_private
 
 if TYPE_CHECKING:
     from bot.app import Lore
@@ -444,5 +445,7 @@ def restore(
 
 
 def main() -> None:
-    """Console-script entry point: whatever a command did not handle is still one line."""
+    """Console-script entry point: whatever a command did not handle is still one line.
+    Everything the command writes (data, logs, backups) is owner-only (umask 077)."""
+    keep_files_private()
     run_program(app)

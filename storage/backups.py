@@ -7,16 +7,28 @@ last: a folder without a readable manifest is not a backup. A restore copies the
 an empty data directory; when the backup holds no vector files (a Qdrant server, or a
 backup taken from outside the running bot) or they were made with another embedding model,
 every chunk is marked `pending` so that the re-index re-embeds it from SQLite.
+
+A restore takes back only what a backup writes (`check_backup`, before anything is
+copied): plain folders and files (a symbolic link could bring any host file into
+`DATA_DIR`), and documents whose original lies in the backup's own `uploads/` tree, in its
+owner's folder; every such path is then rebased into the new data directory
+(`rebase_originals`), so no stored path points outside it. Copies are made file by file,
+owner-only (`storage.private_files`), never following a link.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
+
+from storage.originals import SHARED_FOLDER
+from storage.private_files import FOLDER_MODE, private_folder
 
 __all__ = [
     "FORMAT_VERSION",
@@ -25,6 +37,7 @@ __all__ = [
     "Manifest",
     "VectorCopy",
     "back_up_database",
+    "check_backup",
     "clear_state",
     "copy_folder",
     "database_counts",
@@ -81,7 +94,7 @@ def prepare_target(target: Path) -> None:
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise BackupError(f"{target} is not an empty folder: choose a new folder for the backup.")
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        private_folder(target)
     except OSError as exc:
         raise BackupError(f"Cannot create the backup folder {target}: {exc.strerror}.") from exc
 
@@ -99,9 +112,41 @@ def back_up_database(source: Path, target: Path) -> None:
 
 
 def copy_folder(source: Path, target: Path) -> None:
-    """Copy a folder tree if it exists (originals, vector files)."""
-    if source.is_dir():
-        shutil.copytree(source, target, dirs_exist_ok=True)
+    """Copy a folder tree if it exists (originals, vector files): plain folders and files
+    only, created owner-only; a symbolic link or a special file is refused, never followed."""
+    if not source.is_dir():
+        return
+    for folder, folders, files in os.walk(source):
+        here = Path(folder)
+        into = target / here.relative_to(source)
+        into.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        for name in (*folders, *files):
+            _plain(here / name)
+        for name in files:
+            shutil.copyfile(here / name, into / name, follow_symlinks=False)
+
+
+def _plain(path: Path) -> None:
+    mode = path.lstat().st_mode
+    if not (stat.S_ISDIR(mode) or stat.S_ISREG(mode)):
+        kind = "a symbolic link" if stat.S_ISLNK(mode) else "a special file"
+        raise BackupError(
+            f"{path} is {kind}; a Lore backup holds plain files and folders only. "
+            "Nothing was restored."
+        )
+
+
+def check_backup(backup: Path, manifest: Manifest, database: str) -> None:
+    """Refuse a backup that holds what Lore never writes: a symbolic link or special file
+    anywhere in it, or a document (in its `database`) whose original is not in the backup's
+    own uploads tree."""
+    for folder, folders, files in os.walk(backup):
+        for name in (*folders, *files):
+            _plain(Path(folder, name))
+    if database in manifest.databases:
+        for document_id, owner_id, path in _originals(backup / database):
+            if path:
+                _kept_path(document_id, owner_id, path, manifest.uploads_dir)
 
 
 def database_counts(database: Path) -> dict[str, int]:
@@ -197,7 +242,7 @@ def restore_files(
 ) -> None:
     """Copy a backup's databases and originals (and, with `vectors`, its vector files) into
     an emptied data directory."""
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_folder(data_dir)
     for name in manifest.databases:
         back_up_database(backup / name, data_dir / name)
     copy_folder(backup / UPLOADS, uploads_dir)
@@ -214,18 +259,43 @@ def mark_all_pending(database: Path) -> int:
     return int(changed)
 
 
+def _originals(database: Path) -> list[tuple[str, str | None, str]]:
+    """(document id, owner id, original path) of every document, read-only."""
+    with sqlite3.connect(f"file:{database}?mode=ro", uri=True) as connection:
+        rows = connection.execute("SELECT id, owner_id, original_path FROM documents").fetchall()
+    connection.close()
+    return [(str(document), owner, str(path or "")) for document, owner, path in rows]
+
+
+def _kept_path(document_id: str, owner_id: str | None, path: str, old_root: str) -> Path:
+    """An original's path inside the uploads tree (`owner/document/file`), or a refusal."""
+    stored = Path(path)
+    parts = stored.parts
+    inside = (
+        len(parts) >= 3
+        and ".." not in parts
+        and parts[-3:-1] == (owner_id or SHARED_FOLDER, document_id)
+        and (not old_root or stored.is_relative_to(old_root))
+    )
+    if not inside:
+        raise BackupError(
+            f"Document {document_id} of this backup keeps its original at {path!r}, outside "
+            "the backup's own uploads folder; Lore never writes that, so it will not restore "
+            "it. Nothing was restored."
+        )
+    return Path(*parts[-3:])
+
+
 def rebase_originals(database: Path, old_root: str, new_root: Path) -> int:
-    """Point the stored paths of originals kept under `old_root` (the backed-up data
-    directory's uploads) at the same files under `new_root`; how many moved."""
-    if not old_root or Path(old_root) == new_root:
-        return 0
+    """Point every document's original path at its file under `new_root` (the new data
+    directory's uploads), whatever folder the backup was taken from; how many rows."""
+    rows = _originals(database)
+    moved = [
+        (str(new_root / _kept_path(document_id, owner_id, path, old_root)), document_id)
+        for document_id, owner_id, path in rows
+        if path
+    ]
     with sqlite3.connect(database) as connection:
-        rows = connection.execute("SELECT id, original_path FROM documents").fetchall()
-        moved = [
-            (str(new_root / Path(path).relative_to(old_root)), document_id)
-            for document_id, path in rows
-            if path and Path(path).is_relative_to(old_root)
-        ]
         connection.executemany("UPDATE documents SET original_path = ? WHERE id = ?", moved)
     connection.close()
     return len(moved)

@@ -143,6 +143,17 @@ def test_compose_runs_headless_on_the_data_volume_with_a_healthcheck() -> None:
     assert "ports" not in lore
 
 
+def test_row_b_the_container_runs_as_a_non_root_user_owning_a_private_data_volume() -> None:
+    lore = yaml.safe_load((ROOT / "compose.yaml").read_text("utf-8"))["services"]["lore"]
+    image = dockerfile()
+    ids = re.search(r"useradd .*--uid (\d+) --gid (\d+) lore", image)
+    assert ids is not None
+    assert lore["user"] == f"{ids.group(1)}:{ids.group(2)}"
+    assert "install -d -m 0700 -o lore -g lore /data" in image
+    assert re.search(r"^USER lore$", image, re.MULTILINE)
+    assert image.index("install -d -m 0700") < image.index('VOLUME ["/data"]')
+
+
 def test_compose_restarts_lore_after_a_reboot_and_the_docs_say_how_a_start_up_loop_ends() -> None:
     lore = yaml.safe_load((ROOT / "compose.yaml").read_text("utf-8"))["services"]["lore"]
     # Only these two start a container again when the Docker daemon starts (a reboot).

@@ -79,6 +79,7 @@ from storage.mcp_tokens import McpTokenRepository
 from storage.memory_index import MemoryIndex
 from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
 from storage.originals import OriginalStore
+from storage.private_files import secure_data_dir
 from storage.turns import TurnRepository
 from storage.users import UserRepository
 from storage.vectors import VectorStore, VectorStoreError
@@ -268,6 +269,8 @@ async def open_lore(
     setting reaches it, so a deployment cannot turn the SSRF guard off.
     `rebuild_vectors`: open on vectors of another embedding model (`lore reindex --all`).
     """
+    # Owner-only on disk (invariant 13): DATA_DIR 0700, what is in it 0600, from here on.
+    await asyncio.to_thread(secure_data_dir, settings.data_dir)
     settings = with_stored_model(settings, rebuild_vectors=rebuild_vectors, announce=True)
     limit_arenas(settings.malloc_arenas)  # before the threads below meet in malloc
     async with AsyncExitStack() as stack:
