@@ -198,7 +198,7 @@ class Digests:
         schedule = await self._schedules.get(user.id)
         since = _since(schedule, now)
         text, empty = await self.compose(user, since=since, now=now)
-        text = await self._summarised(user, text, empty)
+        text = await self._summarised(user, chat, text, empty)
         message_id = await self._send(chat, text)
         if message_id is None:
             raise DigestError("Sorry, I could not send your digest just now. Please try again.")
@@ -228,10 +228,9 @@ class Digests:
         if empty and schedule.quiet_days:
             await self._schedules.mark_quiet(user.id, day)
             return "quiet"
-        text = await self._summarised(user, text, empty)
-        message_id = await self._send(
-            ChatRef(schedule.platform, schedule.chat_id, thread=schedule.chat_thread), text
-        )
+        chat = ChatRef(schedule.platform, schedule.chat_id, thread=schedule.chat_thread)
+        text = await self._summarised(user, chat, text, empty)
+        message_id = await self._send(chat, text)
         if message_id is None:
             retry_at = now + retry_delay(schedule.failures)
             await self._schedules.record_failure(user.id, retry_at=retry_at)
@@ -240,11 +239,11 @@ class Digests:
         await self._schedules.record_delivery(user.id, day, message_id, now=now)
         return "sent"
 
-    async def _summarised(self, user: User, text: str, empty: bool) -> str:
+    async def _summarised(self, user: User, chat: ChatRef, text: str, empty: bool) -> str:
         """The model's summary when one is configured; a one-line "nothing new" stays as is."""
         if self._summariser is None or empty:
             return text
-        return await self._summariser.summarise(user.display_name, text)
+        return await self._summariser.summarise(user, chat, text)
 
     async def _send(self, chat: ChatRef, text: str) -> str | None:
         notifier = self._notifiers.for_platform(chat.platform)

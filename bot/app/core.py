@@ -419,7 +419,7 @@ async def open_lore(
                 clock=utc_now,
                 limits=limits,
                 # The offline provider keeps the plain list.
-                summariser=DigestSummariser(model=model, meter=booking)
+                summariser=DigestSummariser(model=model, meter=booking, incidents=incidents)
                 if settings.llm_base_url
                 else None,
             ),

@@ -12,6 +12,7 @@ from langgraph.types import interrupt
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import ApprovalPending
+from graphs.agent.links import defang_untrusted, record_untrusted_links, turn_texts
 from graphs.agent.nodes import Update, next_ref, run_tool, timed
 from graphs.agent.state import AgentState
 from graphs.agent.threads import thread_id_of
@@ -62,6 +63,29 @@ def _not_asked(results: list[ChatMessage], call: ToolCall, error: str) -> Update
     return {"messages": [*results, message], "pending_calls": []}
 
 
+async def _links_checked(
+    ctx: AgentContext, state: AgentState, arguments: dict[str, str]
+) -> dict[str, str]:
+    """The arguments with every link that no source and no question holds defanged (the
+    model wrote them; owners read them on the card and, approved, in their inbox)."""
+    turn = state["turn"]
+    trusted = turn_texts(state.get("messages", []), turn.text)
+    checked_arguments = {}
+    for name, value in arguments.items():
+        checked = defang_untrusted(value, trusted)
+        checked_arguments[name] = checked.text
+        await record_untrusted_links(
+            ctx.incidents,
+            checked,
+            where="a request for the owners",
+            platform=turn.platform,
+            chat_id=turn.chat_id,
+            user_id=turn.user_id,
+            now=ctx.clock(),
+        )
+    return checked_arguments
+
+
 async def _summary(
     ctx: AgentContext, call: ToolCall, arguments: dict[str, str], *, flagged: bool
 ) -> str:
@@ -96,6 +120,7 @@ async def request_approval(state: AgentState, runtime: Runtime[AgentContext]) ->
     if refusal is not None:
         logger.info("High-risk call %s refused before asking an owner", call.name)
         return _not_asked(results, call, refusal)
+    arguments = await _links_checked(ctx, state, arguments)
     approval = await ctx.approvals.create(
         thread_id=thread_id_of(turn),
         requester_user_id=turn.user_id,

@@ -23,7 +23,7 @@ from graphs.agent.citation_order import first_use_order, renumber
 from graphs.agent.context import AgentContext
 from graphs.agent.events import CitationEvent, RefusalEvent, TurnDone, TurnError
 from graphs.agent.leak_stream import turn_leak_check, turn_model_text
-from graphs.agent.links import defang_untrusted, turn_texts
+from graphs.agent.links import defang_untrusted, record_untrusted_links, turn_texts
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.threads import thread_id_of
 from storage.ids import DocumentId, TurnId
@@ -159,16 +159,17 @@ async def _judge(
     order = first_use_order([ref.ref for ref in valid])
     answer = renumber(answer, order)
     valid = [dataclasses.replace(ref, ref=order[ref.ref]) for ref in valid]
-    answer, defanged = defang_untrusted(answer, turn_texts(state.get("messages", []), turn.text))
-    if defanged:
-        await ctx.incidents.record_guard(
-            guard="untrusted_link",
-            reason=f"{defanged} links in the answer came from no source and no question",
-            platform=turn.platform,
-            chat_id=turn.chat_id,
-            user_id=turn.user_id,
-            now=ctx.clock(),
-        )
+    checked = defang_untrusted(answer, turn_texts(state.get("messages", []), turn.text))
+    answer = checked.text
+    await record_untrusted_links(
+        ctx.incidents,
+        checked,
+        where="an answer",
+        platform=turn.platform,
+        chat_id=turn.chat_id,
+        user_id=turn.user_id,
+        now=ctx.clock(),
+    )
     searched = bool(SEARCH_TOOLS & set(state.get("tools_used", [])))
     if state.get("finish_reason") == "refusal":
         return answer, [], True
