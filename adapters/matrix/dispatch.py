@@ -83,6 +83,10 @@ class Dispatcher:
             self.invites.spoken.add((room.room_id, event.sender))
             self._task(self._messages.on_message(room, event), tasks)
 
+    def waiting_in(self, room_id: str) -> bool:
+        """Whether a message of the room still waits for its key."""
+        return any(waiting.room_id == room_id for waiting in self._waiting)
+
     async def _ask_for_key(self, event: Any) -> None:
         with contextlib.suppress(nio.LocalProtocolError):  # already asked for this session
             await self._edge.client.request_room_key(event)

@@ -40,7 +40,8 @@ class SyncLoop:
         self._dispatcher = dispatcher
         self._timeout_ms = timeout_ms
         self._pending: deque[tuple[str, list[asyncio.Task[None]]]] = deque()
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[None]] = set()  # handlers of events
+        self._settling: set[asyncio.Task[None]] = set()  # decisions on strangers' rooms
         self.synced = asyncio.Condition()  # notified after each sync is dispatched
         self.syncs = 0
 
@@ -93,17 +94,31 @@ class SyncLoop:
         probation = self._dispatcher.invites.on_probation(response.rooms.join)
         if probation:
             settle = asyncio.create_task(self._settle(probation, tasks))
-            self.tasks.add(settle)
-            settle.add_done_callback(self.tasks.discard)
+            self._settling.add(settle)
+            settle.add_done_callback(self._settling.discard)
         self._store_token()
         self.syncs += 1
         async with self.synced:
             self.synced.notify_all()
 
     async def _settle(self, room_ids: list[str], tasks: list[asyncio.Task[None]]) -> None:
+        """Decide on rooms a stranger invited Lore to once what they wrote there is handled,
+        also a message that waited for its key (a newcomer's encrypted `!start CODE`)."""
         await asyncio.gather(*tasks, return_exceptions=True)
         for room_id in room_ids:
+            while self._dispatcher.waiting_in(room_id):
+                await self.sync_after(self.syncs)
+                await self.settled()
             await self._dispatcher.invites.settle(room_id)
+
+    async def sync_after(self, seen: int) -> None:
+        """Wait until a sync after the `seen`-th has been dispatched."""
+
+        def newer() -> bool:
+            return self.syncs > seen
+
+        async with self.synced:
+            await self.synced.wait_for(newer)
 
     def _done(self, task: asyncio.Task[None]) -> None:
         self.tasks.discard(task)
@@ -127,7 +142,8 @@ class SyncLoop:
 
     async def stop(self) -> None:
         """Cancel the handlers still running (their events come again at the next start)."""
-        for task in list(self.tasks):
+        running = [*self.tasks, *self._settling]
+        for task in running:
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.gather(*self.tasks, return_exceptions=True)
+            await asyncio.gather(*running, return_exceptions=True)

@@ -106,5 +106,4 @@ async def until_handled(
             await running.settled()
             if await handled():
                 return
-            async with sync.synced:
-                await sync.synced.wait_for(lambda seen=seen: sync.syncs > seen)
+            await sync.sync_after(seen)

@@ -141,7 +141,11 @@ class Member:
         )
         assert isinstance(response, nio.RoomCreateResponse), response
         room_id = str(response.room_id)
-        await self.wait_until(lambda: room_id in self.client.rooms)
+        # As a client would, write only once the invite is known: the invited devices then
+        # get the room key of the first message.
+        await self.wait_until(
+            lambda: room_id in self.client.rooms and other in self.client.rooms[room_id].users
+        )
         return room_id
 
     async def room(self, *invited: str, name: str = "Team") -> str:
