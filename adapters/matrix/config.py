@@ -31,6 +31,7 @@ class MatrixConfig:
     stream_interval: float = 1.0  # at most one edit of a streamed answer per interval
     sync_timeout_ms: int = 30_000  # how long one sync waits on the homeserver for news
     key_wait: float = 10.0  # how long an encrypted message may wait for its room key
+    stranger_grace: float = 120.0  # how long a stranger who invited Lore has to send !start
     connect_timeout: float = 20.0
 
     @property

@@ -1,11 +1,13 @@
 """Invitations into rooms. A member's or an owner's invite is accepted. A stranger's is
 accepted on probation: Lore joins, so that what the stranger already wrote there is read
-(a newcomer typically opens the chat with `!start CODE`, before Lore has joined); once the
+(a newcomer often opens the chat with `!start CODE`, before Lore has joined); once the
 room's first sync has been handled, a stranger who is still a stranger is told once how to
-get an invite (the words every edge uses), and Lore leaves."""
+get an invite (the words every edge uses) and has `stranger_grace` seconds to send
+`!start CODE` there; then Lore leaves."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable
 from typing import Any
@@ -49,12 +51,13 @@ class Invites:
         try:
             room = edge.client.invited_rooms.get(room_id)
             user = await edge.bot.user_for(identity_of(room, inviter))
+            if user is None:  # before joining: the first sync of the room finds it on probation
+                self._probation[room_id] = inviter
             response = await edge.client.join(room_id)
             if not isinstance(response, nio.JoinResponse):
+                self._probation.pop(room_id, None)
                 logger.warning("Matrix: could not join %s: %s", room_id, response)
                 return
-            if user is None:
-                self._probation[room_id] = inviter
             logger.info(
                 "Matrix: joined a room (invited by %s)",
                 "a stranger" if user is None else "a member",
@@ -79,7 +82,11 @@ class Invites:
         try:
             if (room_id, inviter) not in self.spoken:
                 await edge.outbox.send(room_id, plain(str(NotInvitedError())))
+            await asyncio.sleep(edge.config.stranger_grace)
+            if await edge.bot.user_for(identity_of(room, inviter)) is not None:
+                return
             await edge.outbox.leave(room_id)
         except (SendError, TimeoutError) as exc:
             logger.warning("Matrix: could not turn a stranger away in %s: %s", room_id, exc)
+            return
         logger.info("Matrix: left a room a stranger invited Lore to")

@@ -93,7 +93,7 @@ class SyncLoop:
         self._pending.append((str(response.next_batch), tasks))
         probation = self._dispatcher.invites.on_probation(response.rooms.join)
         if probation:
-            settle = asyncio.create_task(self._settle(probation, tasks))
+            settle = asyncio.create_task(self._settle(probation))
             self._settling.add(settle)
             settle.add_done_callback(self._settling.discard)
         self._store_token()
@@ -101,10 +101,10 @@ class SyncLoop:
         async with self.synced:
             self.synced.notify_all()
 
-    async def _settle(self, room_ids: list[str], tasks: list[asyncio.Task[None]]) -> None:
+    async def _settle(self, room_ids: list[str]) -> None:
         """Decide on rooms a stranger invited Lore to once what they wrote there is handled,
         also a message that waited for its key (a newcomer's encrypted `!start CODE`)."""
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.settled()  # every handler, also of an earlier sync still answering there
         for room_id in room_ids:
             while self._dispatcher.waiting_in(room_id):
                 await self.sync_after(self.syncs)

@@ -64,6 +64,7 @@ async def matrix_edge(
             "owner_ids": frozenset({cast.owner.user_id}),
             "stream_interval": 0.5,
             "key_wait": 3.0,
+            "stranger_grace": 1.0,
             **overrides,
         }
         edge = MatrixEdge(MatrixConfig(**values), ProcessedEvents(lore.database, "matrix"))
