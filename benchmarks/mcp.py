@@ -41,7 +41,7 @@ from bot.settings import load_settings
 from graphs.guards import check_input
 from graphs.retrieval import Retriever
 from storage.documents import DocumentRepository
-from storage.embeddings import LexicalEncoder
+from storage.lexical import LexicalEncoder
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTIONS = ROOT.parent / "shared" / "corpora" / "benign_questions.txt"

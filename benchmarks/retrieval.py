@@ -34,7 +34,7 @@ from bot.app import open_lore
 from graphs.fusion import Fusion
 from graphs.retrieval import Retriever
 from storage.documents import DocumentRepository
-from storage.embeddings import LexicalEncoder
+from storage.lexical import LexicalEncoder
 from storage.model_files import DEFAULT_MODEL
 
 REPO = Path(__file__).resolve().parents[1]

@@ -54,8 +54,8 @@ from storage.documents import (
     SourceType,
 )
 from storage.edge_store import EdgeVectorStore
-from storage.embeddings import LexicalEncoder
 from storage.ids import ChunkHash, UserId, new_document_id, point_id
+from storage.lexical import LexicalEncoder
 from storage.timestamps import now_iso
 from storage.users import Role, UserRepository
 

@@ -3,7 +3,8 @@
 Lore refuses to start on vectors made by another model (`storage.index_identity`); this is
 the way forward after changing EMBEDDING_MODEL. Every chunk stored in SQLite is embedded
 again and its point overwritten (ids are deterministic), with a progress bar; conversation
-memory is rebuilt from the turn log. The identity file is written last, so a rebuild cut
+memory is rebuilt from the turn log; the lexical vectors are made with the current scheme
+(`storage.lexical`). The identity file is written last, so a rebuild cut
 short leaves the old identity and the next start refuses again until it is run to the end.
 When CHUNK_TOKENS or CHUNK_OVERLAP_TOKENS differ from the settings the chunks were cut
 with, every document is first cut again from its kept original (`graphs.ingest.rechunk`);
@@ -26,13 +27,16 @@ from storage.index_identity import IndexIdentity, read_identity, write_identity
 if TYPE_CHECKING:
     from bot.app import Lore
     from storage.embeddings import Embedder
+    from storage.lexical import LexicalScheme
 
 __all__ = ["current_identity", "reindex_all"]
 
 logger = logging.getLogger(__name__)
 
 
-def current_identity(settings: Settings, embedder: Embedder) -> IndexIdentity:
+def current_identity(
+    settings: Settings, embedder: Embedder, lexical: LexicalScheme
+) -> IndexIdentity:
     """The identity of the vectors this process makes."""
     return IndexIdentity(
         model=embedder.model_name,
@@ -40,6 +44,7 @@ def current_identity(settings: Settings, embedder: Embedder) -> IndexIdentity:
         dimension=embedder.dimension,
         chunk_tokens=settings.chunk_tokens,
         chunk_overlap_tokens=settings.chunk_overlap_tokens,
+        lexical=lexical,
     )
 
 
@@ -48,7 +53,7 @@ async def reindex_all(lore: Lore, *, show_progress: bool = True) -> str:
     record the model and the chunk settings, and say what was done (a line or two)."""
     data_dir = lore.settings.data_dir
     stored = await asyncio.to_thread(read_identity, data_dir)
-    current = current_identity(lore.settings, lore.embedder)
+    current = current_identity(lore.settings, lore.embedder, lore.lexical.scheme)
     maintenance = lore.bot.maintenance
     rechunk = stored is not None and not stored.same_chunks(current)
     if rechunk:

@@ -22,9 +22,8 @@ mask, normalise, exactly what fastembed does for these models but with memory bo
 
 Loading and inference run in worker threads; one lock serialises use of the session so
 that concurrent callers queue instead of fighting over the same cores (each run already
-uses `threads` cores). `LexicalEncoder` wraps qdrant-edge's BM25 with English stemming and
-stopwords. onnxruntime, tokenizers and qdrant-edge are imported when first used, so
-importing this module costs nothing.
+uses `threads` cores). onnxruntime and tokenizers are imported when first used, so
+importing this module costs nothing. The lexical side is `storage.lexical`.
 """
 
 from __future__ import annotations
@@ -37,20 +36,19 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 
 from storage.heap import trim_heap
 from storage.model_files import MODEL_CHOICES, ModelFilesError, read_manifest
-from storage.vectors import SparseVector
 
 if TYPE_CHECKING:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
-__all__ = ["DEFAULT_BATCH_TOKENS", "Embedder", "EmbeddingError", "LexicalEncoder"]
+__all__ = ["DEFAULT_BATCH_TOKENS", "Embedder", "EmbeddingError"]
 
 logger = logging.getLogger(__name__)
 
@@ -345,27 +343,3 @@ def _output_dimension(session: ort.InferenceSession) -> int | None:
     shape = session.get_outputs()[0].shape
     last = shape[-1] if shape else None
     return last if isinstance(last, int) else None
-
-
-class LexicalEncoder:
-    """BM25 sparse vectors (English stemming and stopwords); tens of microseconds a text."""
-
-    def __init__(self, *, language: str = "english") -> None:
-        from qdrant_edge import Bm25, Bm25Config  # noqa: PLC0415 - imported when first used
-
-        self._bm25 = Bm25(Bm25Config(language=language))
-
-    def encode_document(self, text: str) -> SparseVector:
-        """Term-frequency weights (BM25 k, b, average length) of a text to index."""
-        return _sparse(self._bm25.embed_document(text))
-
-    def encode_query(self, text: str) -> SparseVector:
-        """Weight 1.0 for each distinct term of a query."""
-        return _sparse(self._bm25.embed_query(text))
-
-
-def _sparse(vector: Any) -> SparseVector:
-    """Translate qdrant-edge's SparseVector (untyped here) into ours."""
-    indices = tuple(int(index) for index in vector.indices)
-    values = tuple(float(value) for value in vector.values)
-    return SparseVector(indices=indices, values=values)

@@ -1,12 +1,14 @@
 """Which embedding model made the stored vectors: `DATA_DIR/vector-index.json`.
 
 Vectors from two models do not compare, so the identity of the model that made them
-(its registry key, the SHA-256 of its ONNX graph, its dimension) is stored beside the
-collections, with the chunk settings the chunks were cut with. At every start Lore
-compares it with the model it loaded and refuses to run on vectors from another model
-(`ModelChangedError`, one line naming both and the command that fixes it, `lore reindex
---all`). That command rebuilds every vector and writes the file last, so a rebuild cut
-short is still refused at the next start. The file is replaced atomically.
+(its registry key, the SHA-256 of its weights, its dimension) is stored beside the
+collections, with the chunk settings the chunks were cut with and the scheme the lexical
+vectors were made with (`storage.lexical`; a file written before there was a choice says
+none, which means `english`, and Lore keeps making such vectors until `lore reindex --all`).
+At every start Lore compares it with the model it loaded and refuses to run on vectors
+from another model (`ModelChangedError`, one line naming both and the command that fixes
+it, `lore reindex --all`). That command rebuilds every vector and writes the file last,
+so a rebuild cut short is still refused at the next start. The file is replaced atomically.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from storage.lexical import LEGACY_LEXICAL_SCHEME, LEXICAL_SCHEMES, LexicalScheme
 
 __all__ = [
     "IDENTITY_FILE",
@@ -48,6 +52,7 @@ class IndexIdentity:
     dimension: int
     chunk_tokens: int
     chunk_overlap_tokens: int
+    lexical: LexicalScheme = LEGACY_LEXICAL_SCHEME
 
     def same_model(self, other: IndexIdentity) -> bool:
         """Whether vectors made with `other` compare with vectors made with this."""
@@ -83,9 +88,17 @@ def read_identity(data_dir: Path) -> IndexIdentity | None:
             dimension=int(raw["dimension"]),
             chunk_tokens=int(raw["chunk_tokens"]),
             chunk_overlap_tokens=int(raw["chunk_overlap_tokens"]),
+            lexical=_lexical(raw.get("lexical", LEGACY_LEXICAL_SCHEME)),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise IndexIdentityError(f"{path} is not a vector index identity: {exc}") from exc
+
+
+def _lexical(value: object) -> LexicalScheme:
+    for scheme in LEXICAL_SCHEMES:
+        if value == scheme:
+            return scheme
+    raise ValueError(f"unknown lexical scheme {value!r}")
 
 
 def write_identity(data_dir: Path, identity: IndexIdentity) -> None:

@@ -17,7 +17,8 @@ import pytest
 
 from bot.app import Lore
 from bot.sources import Source
-from storage.embeddings import Embedder, LexicalEncoder
+from storage.embeddings import Embedder
+from storage.lexical import LexicalEncoder
 from storage.model_files import (
     DEFAULT_MODEL,
     MANIFEST_FILE,

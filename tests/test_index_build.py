@@ -24,8 +24,8 @@ from bot.app import Lore, open_lore
 from graphs.ingest.points import make_point
 from storage.documents import Collection, DocumentRecord, DocumentRepository, NewChunk, SourceType
 from storage.edge_store import EdgeVectorStore
-from storage.embeddings import LexicalEncoder
 from storage.ids import ChunkHash, new_document_id, point_id
+from storage.lexical import LexicalEncoder
 from storage.timestamps import now_iso
 from storage.vectors import CollectionSpec, FieldMatch, VectorPoint
 from tests.chat_turns import OWNER, ask, remember

@@ -27,9 +27,9 @@ from bot.sources import Source
 from graphs.ingest.points import embedding_text, make_point
 from storage.document_records import ChunkRecord
 from storage.documents import Collection, DocumentRepository
-from storage.embeddings import LexicalEncoder
 from storage.ids import new_turn_id
 from storage.index_identity import IDENTITY_FILE, read_identity, write_identity
+from storage.lexical import LexicalEncoder
 from storage.memory_index import MEMORY_COLLECTION, TENANT_FIELD
 from storage.model_files import DEFAULT_MODEL
 from storage.turns import TurnOutcome, TurnRecord, TurnRepository

@@ -15,8 +15,8 @@ from graphs.fusion import Candidate, Fusion
 from graphs.ingest.points import embedding_text
 from graphs.retrieval import RetrievedPassage, Retriever
 from storage.documents import DocumentRepository
-from storage.embeddings import LexicalEncoder
 from storage.ids import PointId
+from storage.lexical import LexicalEncoder
 from storage.reranker import CrossEncoder, RerankerError
 from tests.chat_turns import OWNER, remember
 from tests.conftest import SettingsFactory

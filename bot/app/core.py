@@ -61,7 +61,7 @@ from storage.data_lock import DataDirBusyError, DataDirLock
 from storage.database import Database, DatabaseError
 from storage.digests import DigestRepository
 from storage.documents import DocumentRepository
-from storage.embeddings import Embedder, LexicalEncoder
+from storage.embeddings import Embedder
 from storage.heap import limit_arenas
 from storage.incidents import IncidentRepository
 from storage.index_identity import (
@@ -74,6 +74,7 @@ from storage.index_identity import (
 )
 from storage.invites import InviteRepository
 from storage.knowledge_index import KnowledgeIndex
+from storage.lexical import DEFAULT_LEXICAL_SCHEME, LexicalEncoder, LexicalScheme
 from storage.link_codes import LinkCodeRepository
 from storage.mcp_tokens import McpTokenRepository
 from storage.memory_index import MemoryIndex
@@ -102,6 +103,7 @@ class Lore:
     embedder: Embedder
     embedding: FairEmbedder
     """The embedder as everything in the core shares it (questions first, documents in slices)."""
+    lexical: LexicalEncoder
 
 
 def vector_engine_name(settings: Settings) -> str:
@@ -125,6 +127,7 @@ class _Stores:
     database: Database
     store: VectorStore
     embedder: Embedder
+    lexical: LexicalEncoder
     index: KnowledgeIndex
     memory_index: MemoryIndex
 
@@ -151,9 +154,8 @@ async def _open_stores(
             batch_tokens=settings.embedding_batch_tokens,
             memory_arena=settings.embedding_memory_arena,
         )
-        await asyncio.to_thread(
-            _check_vectors_model, settings, current_identity(settings, embedder), rebuild_vectors
-        )
+        current = current_identity(settings, embedder, DEFAULT_LEXICAL_SCHEME)
+        scheme = await asyncio.to_thread(_check_vectors_model, settings, current, rebuild_vectors)
         sizes = {"dense_size": embedder.dimension, "hnsw_threshold": settings.hnsw_threshold}
         index = KnowledgeIndex(store, **sizes)
         await index.ensure()
@@ -163,18 +165,22 @@ async def _open_stores(
         raise StartupError(f"Lore cannot start: {exc}") from exc
     except ModelChangedError as exc:
         raise StartupError(str(exc)) from exc
-    return _Stores(database, store, embedder, index, memory_index)
+    lexical = LexicalEncoder(scheme=scheme)
+    return _Stores(database, store, embedder, lexical, index, memory_index)
 
 
-def _check_vectors_model(settings: Settings, current: IndexIdentity, rebuild: bool) -> None:
+def _check_vectors_model(
+    settings: Settings, current: IndexIdentity, rebuild: bool
+) -> LexicalScheme:
     """Refuse vectors of another model (`lore reindex --all` passes `rebuild`); record the
-    model on a first start (or the first start of a data directory from before the record)."""
+    model on a first start (or the first start of a data directory from before the record).
+    The lexical scheme to use: the stored vectors' (`current`'s when rebuilding or new)."""
     stored = read_identity(settings.data_dir)
     if stored is None:
         write_identity(settings.data_dir, current)
-        return
+        return current.lexical
     if rebuild:
-        return
+        return current.lexical
     check_identity(stored, current)
     if not stored.same_chunks(current):
         logger.warning(
@@ -186,6 +192,14 @@ def _check_vectors_model(settings: Settings, current: IndexIdentity, rebuild: bo
             current.chunk_tokens,
             current.chunk_overlap_tokens,
         )
+    if stored.lexical != current.lexical:
+        logger.info(
+            "The stored lexical vectors were made with the %s scheme; Lore keeps it until"
+            " `lore reindex --all` moves them to %s (each text stemmed in its own language)",
+            stored.lexical,
+            current.lexical,
+        )
+    return stored.lexical
 
 
 def _agent_limits(settings: Settings) -> AgentLimits:
@@ -277,7 +291,7 @@ async def open_lore(
         stores = await _open_stores(settings, stack, rebuild_vectors=rebuild_vectors)
         database = stores.database
         fetcher = await _fetcher(settings, stack, fetch_allowed_addresses)
-        lexical = LexicalEncoder()
+        lexical = stores.lexical
         extractor = await stack.enter_async_context(ExtractionPool(_extraction_limits(settings)))
         # One model for everyone: questions go first, documents take it a slice at a time.
         embedding = FairEmbedder(stores.embedder)
@@ -483,4 +497,5 @@ async def open_lore(
             vector_store=stores.store,
             embedder=stores.embedder,
             embedding=embedding,
+            lexical=stores.lexical,
         )

@@ -22,14 +22,14 @@ from langgraph.runtime import Runtime
 
 from graphs.guards.payment import mask_payment_cards
 from graphs.ingest.chunking import chunk_text
-from graphs.ingest.context import IngestContext, LexicalEncoder
+from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import (
     FileTooLargeError,
     TooManyChunksError,
     UnsupportedSourceError,
 )
 from graphs.ingest.formats import ExtractedText, SourceFormat, detect_format
-from graphs.ingest.points import chunk_hash, embedding_text
+from graphs.ingest.points import chunk_hash, embedding_text, lexical_vectors
 from graphs.ingest.state import (
     IngestOutcome,
     IngestProgress,
@@ -39,7 +39,6 @@ from graphs.ingest.state import (
     RawSource,
     chunks_text,
 )
-from storage.vectors import SparseVector
 
 __all__ = [
     "chunk",
@@ -268,10 +267,10 @@ async def embed(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     dense = await runtime.context.embedder.embed_passages(
         texts, done=_embedding_progress(runtime, len(texts))
     )
-    sparse = await asyncio.to_thread(_sparse_vectors, runtime.context.lexical, texts)
+    sparse = await lexical_vectors(runtime.context.lexical, texts)
     vectors = {
-        p.hash: replace(p, dense=tuple(vector), sparse=lexical)
-        for p, vector, lexical in zip(todo, dense, sparse, strict=True)
+        p.hash: replace(p, dense=tuple(vector), sparse=terms)
+        for p, vector, terms in zip(todo, dense, sparse, strict=True)
     }
     return {"prepared": [vectors.get(p.hash, p) for p in state["prepared"]]}
 
@@ -288,7 +287,3 @@ def _embedding_progress(runtime: Runtime[IngestContext], total: int) -> Callable
             _progress(runtime, "embedding", f"Embedding {count:,} of {total:,} chunks...")
 
     return done
-
-
-def _sparse_vectors(lexical: LexicalEncoder, texts: list[str]) -> list[SparseVector]:
-    return [lexical.encode_document(text) for text in texts]

@@ -30,7 +30,7 @@ from graphs.ingest.errors import IngestError
 from graphs.ingest.extract_pool import ExtractionUnavailableError
 from graphs.ingest.formats import SourceFormat
 from graphs.ingest.nodes import cut_chunks
-from graphs.ingest.points import embedding_text, make_point
+from graphs.ingest.points import embedding_text, lexical_vectors, make_point
 from graphs.ingest.state import PreparedChunk
 from graphs.ingest.store_node import chunk_injection_scores, new_chunk
 from storage.documents import DocumentRecord
@@ -123,6 +123,7 @@ async def _upsert(
     texts: list[str],
 ) -> None:
     step = context.limits.upsert_batch
+    sparse = await lexical_vectors(context.lexical, texts)
     for start in range(0, len(prepared), step):
         points = [
             make_point(
@@ -131,12 +132,12 @@ async def _upsert(
                 owner_id=record.owner_id,
                 chunk_index=p.chunk.index,
                 dense=vector,
-                sparse=context.lexical.encode_document(text),
+                sparse=terms,
             )
-            for p, vector, text in zip(
+            for p, vector, terms in zip(
                 prepared[start : start + step],
                 dense[start : start + step],
-                texts[start : start + step],
+                sparse[start : start + step],
                 strict=True,
             )
         ]

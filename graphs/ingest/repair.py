@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from graphs.guards import injection_risks
 from graphs.ingest.context import IngestContext
-from graphs.ingest.points import embedding_text, make_point
+from graphs.ingest.points import embedding_text, lexical_vectors, make_point
 from storage.document_records import ChunkRecord
 from storage.documents import Collection
 from storage.ids import DocumentId
@@ -124,15 +124,16 @@ async def reembed_all(
 async def _reembed(context: IngestContext, batch: Sequence[ChunkRecord]) -> None:
     texts = [embedding_text(c.document_title, c.heading_path, c.text) for c in batch]
     vectors = await context.embedder.embed_passages(texts)
+    sparse = await lexical_vectors(context.lexical, texts)
     by_collection: dict[Collection, list[VectorPoint]] = {}
-    for record, text, dense in zip(batch, texts, vectors, strict=True):
+    for record, terms, dense in zip(batch, sparse, vectors, strict=True):
         point = make_point(
             record.point_id,
             document_id=record.document_id,
             owner_id=record.owner_id,
             chunk_index=record.chunk_index,
             dense=dense,
-            sparse=context.lexical.encode_document(text),
+            sparse=terms,
         )
         by_collection.setdefault(record.collection, []).append(point)
     pending = [record.point_id for record in batch if record.vector_status == "pending"]
