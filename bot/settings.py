@@ -123,6 +123,10 @@ class Settings(BaseSettings):
         default="", description="model=input/cached/output dollars per million tokens, ..."
     )
     llm_timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 60.0
+    language: Literal["en", "de", "fr", "es", "it", "pt", "ru", "zh", "ja"] = Field(
+        default="en",
+        description="The bot's language where a member's own cannot be told (ISO 639-1).",
+    )
     max_answer_tokens: Annotated[int, Field(ge=64, le=32_000)] = 800
     tool_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = Field(
         default=20.0, description="Time one tool call (a search) may take before it is an error."

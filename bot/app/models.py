@@ -39,7 +39,7 @@ def utc_now() -> datetime:
 async def chat_model(settings: Settings, stack: AsyncExitStack) -> tuple[ChatModel, ModelPrice]:
     """The configured OpenAI-compatible model and its price, or the offline answerer."""
     if not settings.llm_base_url:
-        return OfflineModel(), FREE
+        return OfflineModel(language=settings.language), FREE
     try:
         table = {**DEFAULT_PRICES, **parse_price_table(settings.llm_prices)}
     except ValueError as exc:

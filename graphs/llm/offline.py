@@ -17,6 +17,8 @@ Each call looks at the conversation since the last user message:
   threshold are quoted with "[ref]" citations, and with none the answer is a refusal
   (`Completion.finish_reason == "refusal"`, `is_refusal(text)`).
 
+Refusals, the words around quotes, tool outcomes and apologies are in the question's
+language when it is clear, else in the default `language` (`graphs.llm.offline_language`).
 Only tools named in `tools` are ever called. Same input, same output: there is no
 randomness and no clock. Usage is estimated as ceil(characters / 4).
 """
@@ -33,15 +35,13 @@ from graphs.llm.offline_answer import (
     Answer,
     Source,
     ToolResults,
-    document_answer,
-    error_answer,
-    is_refusal,
-    outcome_answer,
     read_tool_results,
     refusal,
     search_answer,
 )
+from graphs.llm.offline_language import DEFAULT_LANGUAGE, answer_language, is_refusal
 from graphs.llm.offline_memory import Clarify, memory_answer, memory_request, today_from_prompt
+from graphs.llm.offline_replies import document_answer, error_answer, outcome_answer
 from graphs.llm.offline_router import Route, route
 from graphs.llm.types import (
     ChatMessage,
@@ -93,12 +93,18 @@ class OfflineModel:
     """A deterministic `ChatModel` that needs no key and no network."""
 
     def __init__(
-        self, *, threshold: float = DEFAULT_THRESHOLD, min_coverage: float = DEFAULT_MIN_COVERAGE
+        self,
+        *,
+        threshold: float = DEFAULT_THRESHOLD,
+        min_coverage: float = DEFAULT_MIN_COVERAGE,
+        language: str = DEFAULT_LANGUAGE,
     ) -> None:
         """`threshold`: lowest relevance quoted; `min_coverage`: lowest share of the
-        question's content words the quoted passages must hold, else a refusal."""
+        question's content words the quoted passages must hold, else a refusal;
+        `language`: the language of replies to a question whose own is not clear."""
         self._threshold = threshold
         self._min_coverage = min_coverage
+        self._language = language
 
     @property
     def name(self) -> str:
@@ -161,7 +167,7 @@ class OfflineModel:
         if tool_choice != "none" and not results.tools_run:
             if wanted.kind == "memory":
                 return _memory_step(question, _today(messages), offered)
-            step = _first_step(wanted, question, offered)
+            step = _first_step(wanted, question, offered, answer_language(question, self._language))
             if not step.calls and tool_choice == "required" and SEARCH_KNOWLEDGE in offered:
                 return _Step(calls=((SEARCH_KNOWLEDGE, {"query": question}),))
             return step
@@ -210,9 +216,10 @@ class OfflineModel:
         offered: frozenset[str],
         max_chars: int,
     ) -> Answer:
+        language = answer_language(question, self._language)
         if results.outcomes:
             tool, payload = results.outcomes[-1]
-            return outcome_answer(tool, payload)
+            return outcome_answer(tool, payload, language)
         if wanted.kind == "share":
             return self._share_answer(wanted.text, results)
         if results.documents:
@@ -225,12 +232,17 @@ class OfflineModel:
             group_note=group_note,
             min_coverage=self._min_coverage,
             max_chars=max_chars,
+            language=language,
         )
         if answer is not None:
             return answer
         if results.errors:
-            return error_answer(results.errors[0])
-        return refusal(searched_private=SEARCH_PRIVATE in results.tools_run, group_note=group_note)
+            return error_answer(results.errors[0], language)
+        return refusal(
+            searched_private=SEARCH_PRIVATE in results.tools_run,
+            group_note=group_note,
+            language=language,
+        )
 
 
 def _current_turn(messages: Sequence[ChatMessage]) -> tuple[str, Sequence[ChatMessage]]:
@@ -262,7 +274,7 @@ def _memory_step(question: str, today: date | None, offered: frozenset[str]) -> 
     return _Step(calls=((SEARCH_MEMORY, arguments),))
 
 
-def _first_step(wanted: Route, question: str, offered: frozenset[str]) -> _Step:
+def _first_step(wanted: Route, question: str, offered: frozenset[str], language: str) -> _Step:
     """Tool calls for a fresh user message, or a direct reply when no tool fits."""
     if wanted.kind == "greeting":
         return _Step(answer=_help(offered))
@@ -275,7 +287,7 @@ def _first_step(wanted: Route, question: str, offered: frozenset[str]) -> _Step:
     first, second = (SEARCH_PRIVATE, SEARCH_KNOWLEDGE)[:: 1 if wanted.private_ref else -1]
     calls = tuple((name, {"query": question}) for name in (first, second) if name in offered)
     if not calls:
-        return _Step(answer=refusal(searched_private=False, group_note=False))
+        return _Step(answer=refusal(searched_private=False, group_note=False, language=language))
     return _Step(calls=calls)
 
 

@@ -10,28 +10,32 @@ quote matches the question then chooses which lead and which are quoted (at most
 is not cut before its quote is read. A question that asks for a number or a choice among
 values gets a quote holding one when the others hold none. Each quoted passage gives the
 one or two sentences that best match the question (`graphs.llm.offline_quotes`), quoted
-verbatim apart from Markdown markers, with the document title and "[ref]".
-Approval outcomes and tool errors become short confirmations or apologies.
+verbatim apart from Markdown markers, with the document title and "[ref]"; a passage in
+another language than the question's is quoted from its start. The words around the
+quotes, refusals, approval outcomes and apologies are in the question's language
+(`graphs.llm.offline_language`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from graphs.llm.data_blocks import unwrap_data
 from graphs.llm.offline_cues import AnswerKind, answer_kind, looks_like
+from graphs.llm.offline_language import DEFAULT_LANGUAGE, Phrases, phrases
 from graphs.llm.offline_quotes import (
     Sentence,
-    content_stems,
     join_quote,
     pick_sentences,
+    split_sentences,
     stem_weights,
 )
+from graphs.llm.offline_stems import content_stems
 from graphs.llm.types import ChatMessage
+from storage.text_language import detect_language
 
 __all__ = [
     "MARGIN",
@@ -42,10 +46,6 @@ __all__ = [
     "Source",
     "ToolResults",
     "coverage",
-    "document_answer",
-    "error_answer",
-    "is_refusal",
-    "outcome_answer",
     "read_tool_results",
     "refusal",
     "search_answer",
@@ -55,17 +55,10 @@ __all__ = [
 MAX_PASSAGES = 3
 #: A passage is quoted only if its relevance is within this much of the best passage's.
 MARGIN = 0.1
-REFUSAL_TEXT = "I couldn't find anything about that in the knowledge base, so I won't guess."
-_REFUSAL_PREFIX = "I couldn't find anything about that"
-_REFUSAL_MARKER = "so I won't guess."
-_GROUP_NOTE = (
-    "(In group chats I don't search private notes; ask me in a private chat to search yours.)"
-)
-
-
-def is_refusal(text: str) -> bool:
-    """Whether `text` is the offline model's "nothing found, so no answer" reply."""
-    return text.startswith(_REFUSAL_PREFIX) and _REFUSAL_MARKER in text
+REFUSAL_TEXT = phrases(DEFAULT_LANGUAGE).refusal
+#: A passage in another language than the question's gets its first units quoted, up to
+#: this many characters: its words cannot be matched with the question's.
+_FOREIGN_QUOTE_CHARS = 360
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,12 +207,13 @@ def _source(item: object, *, private: bool) -> Source | None:
     )
 
 
-def refusal(*, searched_private: bool, group_note: bool) -> Answer:
-    """The polite "not found" answer (finish reason "refusal")."""
-    text = REFUSAL_TEXT
-    if searched_private:
-        text = text.replace("the knowledge base", "the knowledge base or your notes")
-    parts = (text, " " + _GROUP_NOTE) if group_note else (text,)
+def refusal(
+    *, searched_private: bool, group_note: bool, language: str = DEFAULT_LANGUAGE
+) -> Answer:
+    """The polite "not found" answer (finish reason "refusal"), in `language`."""
+    words = phrases(language)
+    text = words.refusal_with_notes if searched_private else words.refusal
+    parts = (text, " " + words.group_note) if group_note else (text,)
     return Answer(parts, "refusal")
 
 
@@ -231,20 +225,27 @@ def search_answer(
     group_note: bool,
     min_coverage: float = 0.0,
     max_chars: int = 4096,
+    language: str = DEFAULT_LANGUAGE,
 ) -> Answer | None:
     """Quotes from the best passages at or above `threshold`, or None when there are none.
 
-    An extractive answer needs words to extract by: when the passages hold less than
-    `min_coverage` of the question's content stems, there is nothing to quote (None).
+    An extractive answer needs words to extract by: when the passages in the question's
+    `language` hold less than `min_coverage` of the question's content stems, there is
+    nothing to quote (None). Passages in another language share no words with the
+    question: when only such passages are at the top, relevance alone decides, and each
+    is quoted from its start (`_FOREIGN_QUOTE_CHARS`).
 
     Of the top passages by relevance, the one whose quote matches the question best
     leads; another is quoted only if its quote scores at least 1 and a third of the leader's.
     Passages after the first are left out once the answer would pass `max_chars`.
     """
     best = _best_passages(passages, threshold)
-    if coverage(question, best) < min_coverage:
+    alike = [p for p in best if _written_in(p, language)]
+    if alike and coverage(question, alike, language) < min_coverage:
         return None
-    picks = _picks(question, best, [p for p in passages if p.relevance >= threshold])
+    above = [p for p in passages if p.relevance >= threshold]
+    picks = _picks(question, best, above, language)
+    words = phrases(language)
     parts: list[str] = []
     quoted: set[str] = set()
     titles: set[str] = set()
@@ -254,46 +255,62 @@ def search_answer(
         if parts and (not fresh or score < 1 or score * 3 < picks[0][1] or size > max_chars):
             continue
         quoted.update(s.text for s in fresh)
-        lead = _lead(passage, fresh[0], first=not parts, seen=passage.title in titles)
+        lead = _lead(passage, fresh[0], words, first=not parts, seen=passage.title in titles)
         titles.add(passage.title)
         first, *rest = join_quote(fresh)
-        parts.append(("\n" if parts else "") + f"{lead}: \u201c{first}")
+        parts.append(("\n" if parts else "") + f"{lead}{words.quote_open}{first}")
         parts.extend(rest)
-        parts.append(f"\u201d [{passage.ref}]")
+        parts.append(f"{words.quote_close} [{passage.ref}]")
     if not parts:
         return None
     if group_note:
-        parts.append("\n" + _GROUP_NOTE)
+        parts.append("\n" + words.group_note)
     return Answer(tuple(parts))
 
 
-def coverage(question: str, passages: Sequence[Source]) -> float:
+def coverage(question: str, passages: Sequence[Source], language: str = DEFAULT_LANGUAGE) -> float:
     """The share of the question's content stems found in the passages (1.0 when it has none)."""
-    wanted = set(content_stems(question))
+    wanted = set(content_stems(question, language))
     if not wanted:
         return 1.0
     found: set[str] = set()
     for passage in passages:
-        found.update(content_stems(f"{passage.title} {passage.section} {passage.text}"))
+        found.update(content_stems(f"{passage.title} {passage.section} {passage.text}", language))
     return len(wanted & found) / len(wanted)
+
+
+def _written_in(passage: Source, language: str) -> bool:
+    """Whether the passage reads as `language` (or as no language at all: a table, code)."""
+    found = detect_language(passage.text)
+    return found is None or found == language
 
 
 Pick = tuple[list[Sentence], float, Source]
 
 
-def _picks(question: str, best: Sequence[Source], above: Sequence[Source]) -> list[Pick]:
+def _picks(
+    question: str, best: Sequence[Source], above: Sequence[Source], language: str
+) -> list[Pick]:
     """The quotes of the `best` passages, and of any other passage `above` the threshold
     whose quote scores at least one more than all of theirs (it holds a word of the
     question they lack), best quote first; at most `MAX_PASSAGES`. When the question asks
     for a number or a choice among values that none of these quotes holds, the best
-    other quote that holds one comes too (`_of_the_kind`)."""
+    other quote that holds one comes too (`_of_the_kind`). A passage in another language
+    than the question's is quoted from its start, with score 0."""
 
-    weights = stem_weights(question, [p.text for p in above])
+    weights = stem_weights(question, [p.text for p in above], language)
 
     def pick(passage: Source) -> Pick:
+        if not _written_in(passage, language):
+            return _opening(passage), 0.0, passage
         section = passage.section.rsplit(" > ", 1)[-1]
         quote = pick_sentences(
-            question, passage.text, section=section, title=passage.title, weights=weights
+            question,
+            passage.text,
+            section=section,
+            title=passage.title,
+            weights=weights,
+            language=language,
         )
         return (*quote, passage)
 
@@ -307,6 +324,17 @@ def _picks(question: str, best: Sequence[Source], above: Sequence[Source]) -> li
     extra = _of_the_kind(answer_kind(question), kept, [*picks[MAX_PASSAGES:], *others])
     if extra is not None:  # it takes the last place when every place is taken
         kept = [*kept[: MAX_PASSAGES - 1], extra] if len(kept) == MAX_PASSAGES else [*kept, extra]
+    return kept
+
+
+def _opening(passage: Source) -> list[Sentence]:
+    """The passage's first units, up to `_FOREIGN_QUOTE_CHARS` (at least one)."""
+    units = split_sentences(passage.text, heading=passage.section.rsplit(" > ", 1)[-1])
+    kept: list[Sentence] = []
+    for unit in units:
+        if kept and sum(len(s.text) for s in kept) + len(unit.text) > _FOREIGN_QUOTE_CHARS:
+            break
+        kept.append(unit)
     return kept
 
 
@@ -340,52 +368,13 @@ def _best_passages(passages: Sequence[Source], threshold: float) -> list[Source]
     return [p for p in ranked if p.relevance >= floor]
 
 
-def _lead(passage: Source, sentence: Sentence, *, first: bool, seen: bool) -> str:
-    kind = "your note" if passage.private else ""
-    name = f"{kind} \u201c{passage.title}\u201d".strip()
-    section = sentence.heading or passage.section.rsplit(" > ", 1)[-1]
-    where = f" ({section})" if section and section != passage.title else ""
+def _lead(passage: Source, sentence: Sentence, words: Phrases, *, first: bool, seen: bool) -> str:
     if seen:
-        return f"{name[0].upper()}{name[1:]} also says{where}"
-    return f"{'From' if first else 'Also from'} {name}{where}"
-
-
-def document_answer(document: Source, *, max_chars: int = 900) -> Answer:
-    """Show the start of one document fetched with get_entry."""
-    source = f" ({document.source})" if document.source else ""
-    parts = [f"Here is \u201c{document.title}\u201d{source} [{document.ref}]:"]
-    used = 0
-    for paragraph in re.split(r"\n\s*\n", document.text.strip()):
-        if used and used + len(paragraph) > max_chars:
-            parts.append("\n\u2026")
-            break
-        parts.append("\n" + paragraph.strip())
-        used += len(paragraph)
-    return Answer(tuple(parts))
-
-
-def outcome_answer(tool: str, payload: Mapping[str, Any]) -> Answer:
-    """Confirm what an approved (or rejected) high-risk tool did."""
-    status = str(payload.get("status", ""))
-    reason = str(payload.get("reason") or "").strip()
-    because = f" Reason: {reason}" if reason else ""
-    if tool == "draft_contact_message" and status == "delivered":
-        message = str(payload.get("message") or "").strip()
-        text = "Your message was delivered to the owner" + (
-            f": \u201c{message}\u201d" if message else "."
-        )
-    elif tool == "draft_contact_message" and status == "rejected":
-        text = "The owner rejected your message, so it was not sent." + because
-    elif tool == "share_to_knowledge" and status == "shared":
-        title = str(payload.get("title") or payload.get("document_id") or "your note")
-        text = f"Done: \u201c{title}\u201d is now in the shared knowledge base."
-    elif tool == "share_to_knowledge" and status == "rejected":
-        text = "The owner rejected sharing that note, so it stays private." + because
+        template = words.again_note if passage.private else words.again_document
+    elif first:
+        template = words.from_note if passage.private else words.from_document
     else:
-        text = f"The {tool or 'tool'} step ended with status \u201c{status}\u201d." + because
-    return Answer((text,))
-
-
-def error_answer(error: str) -> Answer:
-    """Say politely that a tool failed, passing on its (already polite) message."""
-    return Answer(("Sorry, I couldn't complete that: ", error.strip() or "a tool failed."))
+        template = words.also_note if passage.private else words.also_document
+    section = sentence.heading or passage.section.rsplit(" > ", 1)[-1]
+    where = words.section.format(section=section) if section and section != passage.title else ""
+    return template.format(title=passage.title) + where

@@ -3,8 +3,10 @@
 A passage is Markdown: headings, paragraphs wrapped over lines, lists, tables and code
 blocks. It is cut into quotable units (sentences, list items, table rows, code lines),
 each remembering the heading above it, and the units are scored by content-word
-overlap with the question (stopwords dropped, Snowball stems), each word weighted by how
-rare it is among the units of the turn's passages (`stem_weights`).
+overlap with the question (stopwords dropped, Snowball stems in the question's language:
+`graphs.llm.offline_stems`), each word weighted by how rare it is among the units of the
+turn's passages (`stem_weights`). Sentences end at ".", "!" or "?" before a capital (in any
+script) and right after a CJK full stop, exclamation or question mark.
 """
 
 from __future__ import annotations
@@ -16,58 +18,26 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from py_rust_stemmers import SnowballStemmer
-
 from graphs.llm.offline_cues import answer_kind, looks_like
+from graphs.llm.offline_stems import content_stems
 
 __all__ = [
     "Sentence",
-    "content_stems",
     "join_quote",
     "pick_sentences",
     "split_sentences",
     "stem_weights",
 ]
 
-_STOPWORD_TEXT = (
-    "a about above after again all also am an and any are as at be been before being below "
-    "between both but by can could did do does doing done down during each either else "
-    "ever few for from further get gets got had has have having he her here hers him his "
-    "how i if in into is it its itself just let lore many may me might more most much must "
-    "my myself need no nor not now of off on once only or other our ours out over own "
-    "please same shall she should so some such than that the their theirs them then there "
-    "these they this those through to too under until up upon us use very was we were what "
-    "when where which while who whom why will with would yes yet you your yours "
-)
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
-_WORD = re.compile(r"[a-z0-9]+")
-_STEMMER = SnowballStemmer("english")
 
-
-@functools.lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    """Snowball's English stem, applied until it no longer changes ("dimensional" ->
-    "dimension" -> "dimens", as "dimensions"), alike to questions and passages."""
-    stem = str(_STEMMER.stem_word(word))
-    while (again := str(_STEMMER.stem_word(stem))) != stem:
-        stem = again
-    return stem
-
-
-def content_stems(text: str) -> list[str]:
-    """Stems of the content words of `text`, in order (stopwords and 1-letter words dropped)."""
-    stems = (_stem(word) for word in _WORD.findall(text.lower()) if word not in _STOPWORDS)
-    return [stem for stem in stems if len(stem) > 1 and stem not in _STOPWORDS]
-
-
-def stem_weights(question: str, texts: Iterable[str]) -> dict[str, float]:
+def stem_weights(question: str, texts: Iterable[str], language: str = "en") -> dict[str, float]:
     """How telling each of the question's stems is among the units of `texts`: the
     smoothed inverse share of units (sentences, items, rows, code lines) that hold it,
     scaled so that the question's stems weigh 1 on average. A word every passage repeats
     ("Discord" on the Discord page) then counts less than the one word that only the
     answer holds ("reconnect")."""
-    wanted = dict.fromkeys(content_stems(question))  # in order: the same mean every run
-    units = [set(content_stems(s.text)) for text in texts for s in split_sentences(text)]
+    wanted = dict.fromkeys(content_stems(question, language))  # in order: the same mean each run
+    units = [set(content_stems(s.text, language)) for text in texts for s in split_sentences(text)]
     if not wanted or not units:
         return dict.fromkeys(wanted, 1.0)
     idf = {
@@ -92,7 +62,12 @@ class Sentence:
     opening: bool = False
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"(\[*])")
+#: Where a sentence may end (`_split` keeps those before a capital, digit or opening mark).
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|(?<=[\u3002\uff01\uff1f])\s*(?=\S)")
+_CJK_ENDS = frozenset("\u3002\uff01\uff1f")
+_OPENERS = frozenset('0123456789`"([*\u201c\u201e\u00ab\u00bf\u00a1')
+#: Chinese or Japanese text: a sentence of a few characters is still a sentence.
+_CJK_TEXT = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _BULLET = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^#{1,6}\s+(.*)$")
 _TABLE_RULE = re.compile(r"^\|?[\s:|-]+\|?$")
@@ -129,6 +104,7 @@ def pick_sentences(
     section: str = "",
     title: str = "",
     weights: Mapping[str, float] | None = None,
+    language: str = "en",
 ) -> tuple[list[Sentence], float]:
     """The 1-2 sentences of `text` that best answer `question`, in reading order, and a score.
 
@@ -150,21 +126,21 @@ def pick_sentences(
     ending in ":" brings the list it introduces.
     """
     sentences = split_sentences(text, heading=section)
-    page = _stem_set(title)
-    wanted = _weighted(question, weights)
+    page = _stem_set(title, language)
+    wanted = _weighted(question, weights, language)
     if not sentences:
         return [], 0.0
     kind = answer_kind(question)
     scored = sorted(
         (
-            (_score(s, wanted, page), _CUE if looks_like(kind, s.text) else 0.0, s)
+            (_score(s, wanted, page, language), _CUE if looks_like(kind, s.text) else 0.0, s)
             for s in sentences
         ),
         key=lambda item: (-item[0] - item[1], item[2].position),
     )
     best_score, best_cue, best = scored[0]
     keep = [best]
-    if _answers_section(best, wanted, page):
+    if _answers_section(best, wanted, page, language):
         if len(best.text) < _LONG and (following := _next(best, sentences)):
             keep.append(following)
     else:
@@ -176,8 +152,10 @@ def pick_sentences(
     return chosen, best_score + best_cue
 
 
-def _weighted(question: str, weights: Mapping[str, float] | None) -> dict[str, float]:
-    stems = dict.fromkeys(content_stems(question), 1.0)
+def _weighted(
+    question: str, weights: Mapping[str, float] | None, language: str
+) -> dict[str, float]:
+    stems = dict.fromkeys(content_stems(question, language), 1.0)
     if weights:
         stems.update({stem: weights[stem] for stem in stems if stem in weights})
     return stems
@@ -192,26 +170,28 @@ def _sum(wanted: Mapping[str, float], stems: Iterable[str]) -> float:
 
 
 @functools.lru_cache(maxsize=1024)
-def _stem_set(text: str) -> frozenset[str]:
+def _stem_set(text: str, language: str) -> frozenset[str]:
     """The content stems of a heading or title: every unit under a heading asks for them."""
-    return frozenset(content_stems(text))
+    return frozenset(content_stems(text, language))
 
 
-def _heading_stems(sentence: Sentence, wanted: Mapping[str, float]) -> int:
-    return len(wanted.keys() & _stem_set(sentence.heading))
+def _heading_stems(sentence: Sentence, wanted: Mapping[str, float], language: str) -> int:
+    return len(wanted.keys() & _stem_set(sentence.heading, language))
 
 
-def _answers_section(sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str]) -> bool:
+def _answers_section(
+    sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str], language: str
+) -> bool:
     """Whether `sentence` opens a section named after the question: its heading holds 2/3
     of the weight of the question's stems, or is itself a question (an FAQ entry) that
     holds 2/3 of them by count (a paraphrase may swap a telling word: "say" for "answer")."""
     if not sentence.opening or not wanted:
         return False
-    held = page | _stem_set(sentence.heading)
+    held = page | _stem_set(sentence.heading, language)
     if _sum(wanted, held) * 3 >= sum(wanted.values()) * 2:
         return True
     faq_entry = sentence.heading.endswith("?")
-    return faq_entry and _heading_stems(sentence, wanted) * 3 >= len(wanted) * 2
+    return faq_entry and _heading_stems(sentence, wanted, language) * 3 >= len(wanted) * 2
 
 
 def _next(sentence: Sentence, sentences: Sequence[Sentence]) -> Sentence | None:
@@ -248,23 +228,25 @@ def _with_lists(chosen: list[Sentence], sentences: Sequence[Sentence]) -> list[S
     ]
 
 
-def _own_stems(sentence: Sentence, wanted: Mapping[str, float]) -> float:
+def _own_stems(sentence: Sentence, wanted: Mapping[str, float], language: str) -> float:
     """The question stems a unit holds: a code line's count half (an example, not a
     statement), except the words of its annotation (a listing's "path   what it is")."""
     text = _URL.sub(" ", sentence.text)
     if not sentence.code:
-        return _sum(wanted, content_stems(text))
+        return _sum(wanted, content_stems(text, language))
     annotated = _ANNOTATED.match(text.strip("`"))
-    said = set(content_stems(annotated["note"])) if annotated else set()
-    return _sum(wanted, said) + _sum(wanted, set(content_stems(text)) - said) / 2
+    said = set(content_stems(annotated["note"], language)) if annotated else set()
+    return _sum(wanted, said) + _sum(wanted, set(content_stems(text, language)) - said) / 2
 
 
-def _score(sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str]) -> float:
-    own = _own_stems(sentence, wanted)
-    heading = _sum(wanted, _stem_set(sentence.heading))
+def _score(
+    sentence: Sentence, wanted: Mapping[str, float], page: frozenset[str], language: str
+) -> float:
+    own = _own_stems(sentence, wanted, language)
+    heading = _sum(wanted, _stem_set(sentence.heading, language))
     # Opening a section named after the question: its stems count again, all of them more.
-    every = _heading_stems(sentence, wanted) == len(wanted)
-    opening = heading + every if _answers_section(sentence, wanted, page) else 0
+    every = _heading_stems(sentence, wanted, language) == len(wanted)
+    opening = heading + every if _answers_section(sentence, wanted, page, language) else 0
     pointer = 1 if _POINTER.match(sentence.text) else 0
     return own + heading / 2 + opening - pointer
 
@@ -363,8 +345,9 @@ def _sentences(paragraph: str) -> list[str]:
         return []
     pieces: list[str] = []
     carry = ""
-    for piece in _SENTENCE_END.split(paragraph):
-        if len(piece.split()) <= 2:  # "No." or "Yes." leads the sentence that follows
+    for piece in _split(paragraph):
+        # "No." or "Yes." leads the sentence that follows
+        if len(piece.split()) <= 2 and not _CJK_TEXT.search(piece):
             carry = f"{carry}{piece} "
             continue
         pieces.append(carry + piece)
@@ -373,6 +356,19 @@ def _sentences(paragraph: str) -> list[str]:
         pieces[-1] = f"{pieces[-1]} {carry.strip()}"  # "... runs it. It:" stays together
     elif carry.strip():
         pieces.append(carry.strip())
+    return pieces
+
+
+def _split(paragraph: str) -> list[str]:
+    """`paragraph` cut where a sentence ends (see `_SENTENCE_END`)."""
+    pieces: list[str] = []
+    start = 0
+    for found in _SENTENCE_END.finditer(paragraph):
+        after = paragraph[found.end()]
+        if paragraph[found.start() - 1] in _CJK_ENDS or after.isupper() or after in _OPENERS:
+            pieces.append(paragraph[start : found.start()])
+            start = found.end()
+    pieces.append(paragraph[start:])
     return pieces
 
 
