@@ -241,7 +241,7 @@ def report(name: str, results: Mapping[str, tuple[float, float]], splits: Sequen
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cache", type=Path, default=REPO.parent / "cache" / "retrieval")
-    parser.add_argument("--model", default="minilm-l6-int8")
+    parser.add_argument("--model", default=DEFAULT_ENTRY_MODEL)
     parser.add_argument("--datasets", nargs="+", default=["scifact", "nfcorpus"])
     parser.add_argument("--grid", default="all", choices=sorted(GRIDS))
     parser.add_argument("--bm25", nargs="+", default=["stored"])

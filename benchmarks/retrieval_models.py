@@ -24,7 +24,8 @@ from storage.embeddings import Embedder
 from storage.model_files import ensure_model_dir, model_choice
 
 REPO = Path(__file__).resolve().parents[1]
-DEFAULT_ENTRY_MODEL = "minilm-l6-int8"
+#: The model whose ingest cut the cached chunks that every model is compared on.
+DEFAULT_ENTRY_MODEL = "minilm-l6-int8-local"
 BATCH = 256  # texts per call; the embedder runs them in batches of its own size
 
 

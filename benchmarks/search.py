@@ -179,7 +179,7 @@ SCOPES = ("shared", "private", "both")
 
 async def retriever_cases(lore: Lore, users: list[UserId], rng: random.Random) -> list[Case]:
     question = "term12 term400 notes"
-    cached = QueryBatcher(lore.embedder.embed_passages)
+    cached = QueryBatcher(lore.embedder.embed_queries)
     await cached.embed_query(question)  # every search below takes its vector from the cache
     cases: list[Case] = []
     asked = iter(range(10**9))

@@ -44,6 +44,9 @@ class EmbeddingModel(Protocol):
     async def embed_passages(self, texts: Sequence[str]) -> list[list[float]]:
         """One unit vector per text."""
 
+    async def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """One unit query vector per text (e5 reads queries with another prefix)."""
+
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Character offsets of each token of `text`."""
 
@@ -123,7 +126,7 @@ class FairEmbedder:
             if self._turnstile.passages_waiting:
                 self.counts.queries_ahead_of_passages += 1
             self.counts.query_batches += 1
-            return await self._model.embed_passages(texts)
+            return await self._model.embed_queries(texts)
 
     async def embed_passages(
         self, texts: Sequence[str], *, done: Callable[[int], None] | None = None

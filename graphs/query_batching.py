@@ -31,8 +31,8 @@ EmbedBatch = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
 class QueryBatcher:
     """`embed_query` over a batch embedding call, with micro-batching and a bounded LRU cache.
 
-    `embed_batch(texts)` returns one unit vector per text, in order, exactly as embedding each
-    text alone would (the model's query and passage embeddings must be the same function)."""
+    `embed_batch(texts)` returns one unit query vector per text, in order, exactly as
+    embedding each text alone would."""
 
     def __init__(
         self, embed_batch: EmbedBatch, *, cache_size: int = CACHE_SIZE, max_batch: int = MAX_BATCH

@@ -131,6 +131,26 @@ class EdgeVectorStore:
             shard.spec = spec
             await self._reconcile_indexes(shard)
 
+    async def drop_collection(self, name: str) -> None:
+        """Close the shard if open and delete its directory (and a crashed swap's leftovers)."""
+        if not _SAFE_NAME.fullmatch(name):
+            raise VectorStoreError(f"collection name {name!r} is not a safe directory name")
+        async with self._open_lock:
+            shard = self._shards.pop(name, None)
+            if shard is not None:
+                if shard.build is not None:
+                    shard.build.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await shard.build
+                await self._call(name, "close", partial(_flush_and_close, shard.engine))
+
+            def remove() -> None:
+                _recover(self._root, name)
+                shutil.rmtree(self._root / name, ignore_errors=True)
+
+            await asyncio.to_thread(remove)
+        logger.info("dropped edge collection %s", name)
+
     async def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         """Insert or overwrite points; past the collection's threshold an HNSW index is built
         in the background (`wait_for_index_builds` awaits it)."""

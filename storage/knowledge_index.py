@@ -63,6 +63,11 @@ class KnowledgeIndex:
         for spec in self._specs:
             await self._store.ensure_collection(spec)
 
+    async def drop(self) -> None:
+        """Delete both collections (before every vector is rebuilt with another size)."""
+        for spec in self._specs:
+            await self._store.drop_collection(spec.name)
+
     async def upsert(self, collection: Collection, points: Sequence[VectorPoint]) -> None:
         """Write points; private points must carry their owner's `user_id` payload."""
         if collection is Collection.PRIVATE and any(

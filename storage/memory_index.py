@@ -109,6 +109,10 @@ class MemoryIndex:
         """Create or reconcile the collection and its payload indexes (cheap when they exist)."""
         await self._store.ensure_collection(self._spec)
 
+    async def drop(self) -> None:
+        """Delete the collection (before every exchange is embedded again at another size)."""
+        await self._store.drop_collection(self._spec.name)
+
     async def upsert(self, entries: Sequence[MemoryEntry]) -> None:
         """Write exchanges; the same turn again overwrites its point."""
         if any(not entry.user_id for entry in entries):

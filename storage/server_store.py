@@ -101,6 +101,14 @@ class ServerVectorStore:
             logger.info("created payload index %s.%s", name, field_name)
         self._specs[name] = spec
 
+    async def drop_collection(self, name: str) -> None:
+        """Delete the collection on the server, if it exists."""
+        exists = await self._call(name, "drop_collection", self._client.collection_exists(name))
+        if exists:
+            await self._call(name, "drop_collection", self._client.delete_collection(name))
+        self._specs.pop(name, None)
+        logger.info("dropped collection %s", name)
+
     async def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         """Insert or overwrite points (waits until the server applied them)."""
         if not points:

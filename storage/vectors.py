@@ -123,6 +123,10 @@ class VectorStore(Protocol):
     async def ensure_collection(self, spec: CollectionSpec) -> None:
         """Create the collection if missing; create missing payload indexes."""
 
+    async def drop_collection(self, name: str) -> None:
+        """Delete a collection and every point in it, if it exists (before it is built again
+        for vectors of another size); `ensure_collection` creates it anew."""
+
     async def upsert(self, collection: str, points: Sequence[VectorPoint]) -> None:
         """Insert or overwrite points (same id overwrites)."""
 

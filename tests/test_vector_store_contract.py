@@ -437,6 +437,20 @@ async def test_dimension_mismatch_says_the_model_changed(backend: Backend) -> No
         await reopened.ensure_collection(replace(spec, dense_size=DIM * 2))
 
 
+async def test_a_dropped_collection_comes_back_empty_at_another_size(backend: Backend) -> None:
+    spec = CollectionSpec(name=backend.name("docs"), dense_size=DIM)
+    await backend.store.ensure_collection(spec)
+    await backend.store.upsert(spec.name, [VectorPoint(_ids(1)[0], [1.0] * DIM)])
+
+    await backend.store.drop_collection(spec.name)
+    await backend.store.drop_collection(spec.name)  # gone already: nothing to do
+    wider = replace(spec, dense_size=DIM * 2)
+    await backend.store.ensure_collection(wider)
+    assert await backend.store.count(spec.name) == 0
+    await backend.store.upsert(spec.name, [VectorPoint(_ids(1)[0], [1.0] * DIM * 2)])
+    assert await backend.store.count(spec.name) == 1
+
+
 async def test_unknown_collection_is_a_clear_error(backend: Backend) -> None:
     with pytest.raises(VectorStoreError, match="ensure_collection"):
         await backend.store.count("never_opened")

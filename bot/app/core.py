@@ -155,11 +155,21 @@ async def _open_stores(
             memory_arena=settings.embedding_memory_arena,
         )
         current = current_identity(settings, embedder, DEFAULT_LEXICAL_SCHEME)
+        stored = await asyncio.to_thread(read_identity, settings.data_dir)
         scheme = await asyncio.to_thread(_check_vectors_model, settings, current, rebuild_vectors)
         sizes = {"dense_size": embedder.dimension, "hnsw_threshold": settings.hnsw_threshold}
         index = KnowledgeIndex(store, **sizes)
-        await index.ensure()
         memory_index = MemoryIndex(store, **sizes)
+        if rebuild_vectors and stored is not None and stored.dimension != embedder.dimension:
+            # Vectors of another size fit no collection of this one: every vector is made
+            # again from SQLite and the turn log (`lore reindex --all`).
+            logger.info(
+                "dropping the vector collections to rebuild them at %d dimensions",
+                embedder.dimension,
+            )
+            await index.drop()
+            await memory_index.drop()
+        await index.ensure()
         await memory_index.ensure()
     except (DatabaseError, ModelFilesError, VectorStoreError, IndexIdentityError) as exc:
         raise StartupError(f"Lore cannot start: {exc}") from exc

@@ -18,6 +18,7 @@ from graphs.llm.types import ChatModel
 from storage.budget import BudgetLedger
 from storage.budget import budget_day as ledger_day
 from storage.edge_store import EdgeVectorStore
+from storage.model_files import model_choice
 from storage.money import Money
 from storage.vectors import VectorStore
 
@@ -39,7 +40,9 @@ def utc_now() -> datetime:
 async def chat_model(settings: Settings, stack: AsyncExitStack) -> tuple[ChatModel, ModelPrice]:
     """The configured OpenAI-compatible model and its price, or the offline answerer."""
     if not settings.llm_base_url:
-        return OfflineModel(language=settings.language), FREE
+        # Each embedding model spreads its cosines differently: its own calibrated threshold.
+        threshold = model_choice(settings.embedding_model).answer_threshold
+        return OfflineModel(threshold=threshold, language=settings.language), FREE
     try:
         table = {**DEFAULT_PRICES, **parse_price_table(settings.llm_prices)}
     except ValueError as exc:
