@@ -41,7 +41,9 @@ from graphs.fusion import Fusion
 from graphs.llm.offline import OfflineModel
 from graphs.retrieval import RetrievedPassage, Retriever
 from storage.documents import DocumentRepository
+from storage.embeddings import Embedder
 from storage.index_identity import IDENTITY_FILE
+from storage.knowledge_index import KnowledgeIndex
 from storage.lexical import DEFAULT_LEXICAL_SCHEME, LexicalEncoder, LexicalScheme
 from storage.model_files import DEFAULT_MODEL, model_choice
 
@@ -180,28 +182,62 @@ async def run_model(args: argparse.Namespace, model: str, scheme: LexicalScheme)
     notes = await build(root, model, scheme)
     _, questions = load_set()
     questions = [q for q in questions if q.split in args.splits]
-    threshold = model_choice(model).answer_threshold
+    choice = model_choice(model)
+    threshold = args.threshold if args.threshold is not None else choice.answer_threshold
+    fusion = Fusion(dense_weight=choice.dense_weight, dense_floor=choice.cosine_floor)
     async with open_lore(_settings(root, model)) as lore:
         assert lore.lexical.scheme == scheme
         documents = DocumentRepository(lore.database)
-        for name, lexical, fusion in (
+        if args.grid:
+            await grid(lore.index, documents, lore.embedder, scheme, notes, questions)
+            return
+        for name, lexical, fused in (
             ("dense", None, None),
-            ("hybrid", LexicalEncoder(scheme=scheme), Fusion()),
+            ("hybrid", LexicalEncoder(scheme=scheme), fusion),
         ):
             retriever = Retriever(
                 index=lore.index,
                 documents=documents,
                 embedder=lore.embedder,
                 lexical=lexical,
-                fusion=fusion,
+                fusion=fused,
             )
             offline = OfflineModel(threshold=threshold) if name == "hybrid" else None
             started = time.perf_counter()
             outcomes = await run_questions(retriever, notes, questions, offline)
             ms = (time.perf_counter() - started) * 1000 / max(len(questions), 1)
-            report(
-                f"{model}, lexical {scheme}, {name} ({ms:.0f} ms/question)", outcomes, args.splits
+            label = f"{model}, lexical {scheme}, {name}"
+            if fused is not None:
+                label += f" (dense weight {fused.dense_weight}, floor {fused.dense_floor})"
+            report(f"{label}, threshold {threshold} ({ms:.0f} ms/question)", outcomes, args.splits)
+
+
+async def grid(  # noqa: PLR0917 - one benchmark helper
+    index: KnowledgeIndex,
+    documents: DocumentRepository,
+    embedder: Embedder,
+    scheme: LexicalScheme,
+    notes: Mapping[str, str],
+    questions: Sequence[Question],
+) -> None:
+    """Hybrid nDCG@10 over dense weights and cosine floors, on the tune split only."""
+    tune = [q for q in questions if q.split == "tune"]
+    print(f"\nhybrid nDCG@10 on the tune split ({len(tune)} questions): weight x floor")
+    floors = (0.0, 0.5, 0.6, 0.65, 0.7, 0.75, 0.8)
+    print(f"{'weight':>6} " + " ".join(f"{floor:>6}" for floor in floors))
+    for weight in (0.5, 0.6, 0.7, 0.8, 0.9):
+        cells = []
+        for floor in floors:
+            retriever = Retriever(
+                index=index,
+                documents=documents,
+                embedder=embedder,
+                lexical=LexicalEncoder(scheme=scheme),
+                fusion=Fusion(dense_weight=weight, dense_floor=floor),
             )
+            ndcg, *_ = scores(await run_questions(retriever, notes, tune, None))
+            cells.append(f"{ndcg:6.3f}")
+        print(f"{weight:>6} " + " ".join(cells), flush=True)
 
 
 def main() -> None:
@@ -210,6 +246,8 @@ def main() -> None:
     parser.add_argument("--schemes", nargs="+", default=[DEFAULT_LEXICAL_SCHEME])
     parser.add_argument("--cache", type=Path, default=REPO.parent / "cache" / "multilingual")
     parser.add_argument("--splits", nargs="+", default=["tune", "held-out"])
+    parser.add_argument("--threshold", type=float, help="the answerer's, not the model's")
+    parser.add_argument("--grid", action="store_true", help="fusion weight x floor, tune split")
     args = parser.parse_args()
     for model in args.models:
         for scheme in args.schemes:

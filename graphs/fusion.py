@@ -1,7 +1,9 @@
 """Fuse a dense and a lexical candidate list into one ranking of passages.
 
 Each side's scores are divided by the best score on that side (cosine and BM25 both
-start at 0, so this maps them onto [0, 1] with 0 meaning "no match": the convex
+start at 0, so this maps them onto [0, 1] with 0 meaning "no match"; for an embedding
+model whose unrelated texts sit well above 0, the dense side is scaled from that floor
+instead, `dense_floor`, with the model's own weight: the convex
 combination with theoretical-minimum normalisation of Bruch et al., "An Analysis of
 Fusion Functions for Hybrid Retrieval", 2023). A candidate only the dense search
 returned scores 0 on the lexical side; one only the lexical search returned still has its
@@ -42,6 +44,10 @@ class Fusion:
     dense_weight: float = 0.6
     depth: int = 100
     """Candidates asked from each search (at least the number of passages wanted)."""
+    dense_floor: float = 0.0
+    """The cosine that means "unrelated" to the embedding model: dense scores are scaled
+    from it to the best one. 0 for all-MiniLM-L6-v2; multilingual-e5-small gives unrelated
+    text about 0.7, and scaled from 0 its scores would all look alike beside BM25's."""
 
     def rank(self, candidates: Sequence[Candidate]) -> list[tuple[Candidate, float]]:
         """Candidates with their fused scores in [0, 1], best first (ties by id)."""
@@ -51,8 +57,8 @@ class Fusion:
         scored = [
             (
                 c,
-                self.dense_weight * _scaled(c.dense, dense_top)
-                + lexical_weight * _scaled(c.lexical, lexical_top),
+                self.dense_weight * _scaled(c.dense, dense_top, self.dense_floor)
+                + lexical_weight * _scaled(c.lexical, lexical_top, 0.0),
             )
             for c in candidates
         ]
@@ -60,7 +66,7 @@ class Fusion:
         return scored
 
 
-def _scaled(score: float | None, top: float) -> float:
-    if score is None or top <= 0:
+def _scaled(score: float | None, top: float, floor: float) -> float:
+    if score is None or top <= floor:
         return 0.0
-    return max(score, 0.0) / top
+    return max(score - floor, 0.0) / (top - floor)

