@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import math
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -26,6 +27,7 @@ import beir
 import fusion_learned
 import numpy as np
 import retrieval_cache as rc
+import retrieval_subset
 from fusion_sim import F32, Candidates, Corpus, Lexical, Scorer, evaluate
 from qdrant_edge import Bm25Config
 from retrieval_models import DEFAULT_ENTRY_MODEL, dense_for
@@ -151,6 +153,26 @@ def _production(vectors: F32) -> Iterator[Setting]:
     yield "hybrid (max full w=0.6)", feedback(vectors, 0.6, 3, 0.0, full=True), 0.0
 
 
+def floored(vectors: F32, weight: float, floor: float) -> Scorer:
+    """The production fusion (`graphs.fusion`): every candidate's true cosine, scaled from
+    `floor` to the best, weighted against BM25 scaled by its best."""
+
+    def score(c: Candidates) -> F32:
+        cosine = vectors[c.chunks] @ c.query
+        top = float(cosine.max()) if len(cosine) else 0.0
+        dense = np.clip(cosine - floor, 0, None) / max(top - floor, 1e-9)
+        return (weight * dense + (1 - weight) * _topmax(c.lexical)).astype(np.float32)
+
+    return score
+
+
+def _floor(vectors: F32) -> Iterator[Setting]:
+    """Dense weight x cosine floor (`ModelChoice.dense_weight`, `cosine_floor`)."""
+    yield "dense", dense_only, 0.0
+    for floor, w in itertools.product((0.0, 0.3, 0.5, 0.6, 0.7, 0.75, 0.8), (0.5, 0.6, 0.7, 0.8)):
+        yield f"floor={floor} w={w}", floored(vectors, w, floor), 0.0
+
+
 def _weight(vectors: F32) -> Iterator[Setting]:
     for w in (0.45, 0.5, 0.55, 0.6, 0.65):
         yield f"max full w={w}", feedback(vectors, w, 3, 0.0, full=True), 0.0
@@ -189,19 +211,58 @@ GRIDS: Mapping[str, Callable[[F32], Iterator[Setting]]] = {
     "prf": _prf,
     "production": _production,
     "weight": _weight,
+    "floor": _floor,
     "rrf": _rrf,
     "weighted": _weighted,
     "all": _all,
 }
 
 
-async def load_corpus(cache: Path, dataset: Path, model: str) -> Corpus:
-    """The corpus as the default model's ingest chunked it, with `model`'s dense vectors."""
-    entry = await rc.ensure_entry(cache, dataset, DEFAULT_ENTRY_MODEL, 256, 48)
-    texts = beir.queries(dataset)
-    vectors = await rc.query_vectors(entry, texts, model)
-    chunks = replace(rc.load_chunks(entry), dense=await dense_for(entry, model))
-    return Corpus(chunks, texts, vectors, beir.splits(dataset))
+async def load_corpus(
+    cache: Path, dataset: Path, model: str, subset: tuple[int, int] | None = None
+) -> Corpus:
+    """The corpus as the default model's ingest chunked it, with `model`'s dense vectors;
+    with `subset` (documents, queries per split), a fixed part of it (`retrieval_subset`).
+
+    `model` may name two models, "A+B@w": each chunk's and query's vector is then A's
+    times sqrt(w) beside B's times sqrt(1 - w), so that a cosine is w x A's + (1 - w) x
+    B's (both unit vectors): two dense models fused into one."""
+    texts, splits, rows = beir.queries(dataset), beir.splits(dataset), None
+    whole = cache / f"{dataset.name}-{DEFAULT_ENTRY_MODEL}-c256o48" / rc.ENTRY_FILE
+    if subset is None or whole.is_file():
+        entry = await rc.ensure_entry(cache, dataset, DEFAULT_ENTRY_MODEL, 256, 48)
+        chunks = rc.load_chunks(entry)
+        if subset is not None:  # cut from the whole cached corpus
+            rows, splits = retrieval_subset.choose(
+                chunks, splits, documents=subset[0], queries=subset[1]
+            )
+            chunks = retrieval_subset.restrict(chunks, rows)
+    else:  # the subset's records alone, ingested into an entry of their own
+        ids = [record.id for record in beir.corpus(dataset)]
+        only, splits = retrieval_subset.choose_documents(
+            ids, splits, documents=subset[0], queries=subset[1]
+        )
+        entry = await rc.ensure_entry(
+            cache, dataset, DEFAULT_ENTRY_MODEL, 256, 48, only=frozenset(only)
+        )
+        chunks = rc.load_chunks(entry)
+    if subset is not None:
+        wanted = {q for judged in splits.values() for q in judged}
+        texts = {q: text for q, text in texts.items() if q in wanted}
+    if "+" not in model:
+        vectors = await rc.query_vectors(entry, texts, model)
+        dense = await dense_for(entry, model, rows)
+        return Corpus(replace(chunks, dense=dense), texts, vectors, splits)
+    pair, _, share = model.partition("@")
+    first, second = pair.split("+")
+    a, b = math.sqrt(float(share)), math.sqrt(1 - float(share))
+    one = await rc.query_vectors(entry, texts, first)
+    two = await rc.query_vectors(entry, texts, second)
+    vectors = {q: np.concatenate([a * one[q], b * two[q]]).astype(np.float32) for q in one}
+    dense = np.hstack(
+        [a * await dense_for(entry, first, rows), b * await dense_for(entry, second, rows)]
+    )
+    return Corpus(replace(chunks, dense=dense.astype(np.float32)), texts, vectors, splits)
 
 
 def lexical_index(chunks: rc.Chunks, spec: str) -> Lexical:
@@ -247,10 +308,14 @@ async def main() -> None:
     parser.add_argument("--bm25", nargs="+", default=["stored"])
     parser.add_argument("--depth", type=int, nargs="+", default=[100])
     parser.add_argument("--learned", action="store_true", help="also train a learned fusion")
+    parser.add_argument(
+        "--subset", type=int, nargs=2, metavar=("DOCUMENTS", "QUERIES"), help="a fixed part"
+    )
     args = parser.parse_args()
     for name in args.datasets:
         dataset = Path(name) if "/" in name else DATASETS / name
-        corpus = await load_corpus(args.cache, dataset, args.model)
+        subset = tuple(args.subset) if args.subset else None
+        corpus = await load_corpus(args.cache, dataset, args.model, subset)
         splits = list(corpus.splits)
         for spec, depth in itertools.product(args.bm25, args.depth):
             started = time.perf_counter()

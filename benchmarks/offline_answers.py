@@ -1,6 +1,7 @@
 """Benchmark: calibrate and measure the offline answerer's refusal threshold on docs/.
 
-Run with `.venv/bin/python -m benchmarks.offline_answers` (`-v` prints every answer).
+Run with `.venv/bin/python -m benchmarks.offline_answers` (`-v` prints every answer;
+`--model KEY` with another embedding model: each spreads its cosines differently).
 Builds a real Lore core in a temporary directory, ingests docs/*.md as shared
 knowledge, then for on-topic questions (answered in docs/, four of them paraphrased),
 off-topic ones and "near misses" (on Lore's subject, answer not in docs/) runs the real
@@ -36,6 +37,7 @@ from bot.sources import Source
 from graphs.llm.offline import DEFAULT_MIN_COVERAGE, OfflineModel
 from graphs.llm.types import ChatMessage, Completion, ModelEvent, ToolCall, ToolSpec
 from graphs.retrieval import RetrievedPassage
+from storage.model_files import DEFAULT_MODEL, model_choice
 
 __all__ = ["NEAR_MISS", "OFF_TOPIC", "ON_TOPIC", "main"]
 
@@ -98,7 +100,9 @@ NEAR_MISS: tuple[str, ...] = (
     "How much does a Lore subscription cost?",
     "Can Lore summarise YouTube videos?",
 )
-SWEEP = tuple(round(0.20 + 0.02 * step, 2) for step in range(18))
+SWEEP = tuple(round(0.20 + 0.02 * step, 2) for step in range(18)) + tuple(
+    round(0.74 + 0.01 * step, 2) for step in range(14)
+)
 TOOLS = (ToolSpec("search_knowledge", "Search the shared knowledge."),)
 
 
@@ -148,8 +152,10 @@ def _describe(label: str, values: Sequence[float]) -> None:
     )
 
 
-async def _search_all(root: Path) -> dict[str, list[RetrievedPassage]]:
-    settings = load_settings(_env_file=None, data_dir=root, sample_docs_dir="")
+async def _search_all(root: Path, model: str) -> dict[str, list[RetrievedPassage]]:
+    settings = load_settings(
+        _env_file=None, data_dir=root, sample_docs_dir="", embedding_model=model
+    )
     async with open_lore(settings) as lore:
         for path in sorted(DOCS.glob("*.md")):
             await lore.bot.maintenance.load_shared(Source(path=path))
@@ -159,8 +165,11 @@ async def _search_all(root: Path) -> dict[str, list[RetrievedPassage]]:
 
 async def main() -> None:
     """Search every question once, then sweep thresholds and report the default."""
+    key = sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else DEFAULT_MODEL
+    threshold = model_choice(key).answer_threshold
+    print(f"embedding model {key}, its threshold {threshold}")
     with tempfile.TemporaryDirectory() as tmp:
-        hits = await _search_all(Path(tmp))
+        hits = await _search_all(Path(tmp), key)
     best = {q: max((h.relevance for h in found), default=0.0) for q, found in hits.items()}
     on = [best[q] for q, _ in ON_TOPIC]
     off = [best[q] for q in OFF_TOPIC]
@@ -190,7 +199,7 @@ async def main() -> None:
         print(f"{threshold:>9.2f} {cells[0]:>18} {cells[1]:>20}")
 
     for min_coverage in (0.0, DEFAULT_MIN_COVERAGE):
-        model = OfflineModel(min_coverage=min_coverage)
+        model = OfflineModel(threshold=threshold, min_coverage=min_coverage)
         results = {q: await answer(model, q, tool_results[q]) for q in hits}
         _report(model, results, hits, best)
         if "-v" in sys.argv and min_coverage == DEFAULT_MIN_COVERAGE:

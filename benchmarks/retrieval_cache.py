@@ -79,10 +79,18 @@ def entry_settings(data_dir: Path, model: str, chunk_tokens: int, overlap: int) 
 
 
 async def ensure_entry(
-    cache: Path, dataset: Path, model: str, chunk_tokens: int, overlap: int
+    cache: Path,
+    dataset: Path,
+    model: str,
+    chunk_tokens: int,
+    overlap: int,
+    *,
+    only: frozenset[str] | None = None,
 ) -> Entry:
-    """The cache entry for this dataset and model, built first if missing or incomplete."""
-    root = cache / f"{dataset.name}-{model}-c{chunk_tokens}o{overlap}"
+    """The cache entry for this dataset and model, built first if missing or incomplete;
+    with `only`, of those corpus records alone (`retrieval_subset`)."""
+    part = "" if only is None else f"-sub{len(only)}"
+    root = cache / f"{dataset.name}-{model}-c{chunk_tokens}o{overlap}{part}"
     settings = entry_settings(root / "data", model, chunk_tokens, overlap)
     entry = Entry(root, settings)
     marker = root / ENTRY_FILE
@@ -91,7 +99,7 @@ async def ensure_entry(
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     started = time.perf_counter()
-    doc_ids = await _ingest(settings, dataset)
+    doc_ids = await _ingest(settings, dataset, only)
     ingest_seconds = time.perf_counter() - started
     await asyncio.to_thread(_export, entry, doc_ids)
     info = {"format": FORMAT, "dataset": str(dataset), "ingest_seconds": round(ingest_seconds)}
@@ -99,12 +107,16 @@ async def ensure_entry(
     return entry
 
 
-async def _ingest(settings: Settings, dataset: Path) -> dict[str, list[str]]:
-    """Ingest every record; Lore document id -> corpus ids (identical texts share a document)."""
+async def _ingest(
+    settings: Settings, dataset: Path, only: frozenset[str] | None
+) -> dict[str, list[str]]:
+    """Ingest every record (of `only`); Lore document id -> corpus ids (identical texts share
+    a document)."""
     ours: dict[str, list[str]] = {}
     started = time.perf_counter()
+    records = (r for r in beir.corpus(dataset) if only is None or r.id in only)
     async with open_lore(settings) as lore:
-        for number, record in enumerate(beir.corpus(dataset), start=1):
+        for number, record in enumerate(records, start=1):
             text = f"# {record.title or record.id}\n\n{record.text}"
             result = await lore.bot.maintenance.load_shared(Source(text=text))
             ours.setdefault(result.document_id, []).append(record.id)
@@ -197,16 +209,20 @@ def load_chunks(entry: Entry) -> Chunks:
 async def query_vectors(
     entry: Entry, texts: dict[str, str], model: str
 ) -> dict[str, NDArray[np.float32]]:
-    """Dense vectors of every query, cached per model next to the entry."""
+    """Dense vectors of every query, cached per model next to the entry (a query not yet
+    cached is embedded and added)."""
     path = entry.root / f"queries-{model}.npz"
+    known: dict[str, NDArray[np.float32]] = {}
     if path.is_file():
         arrays = np.load(path)
-        return dict(zip((str(q) for q in arrays["ids"]), arrays["vectors"], strict=True))
-    settings = entry.settings
-    model_dir = await ensure_model_dir(settings.models_dir, model_choice(model))
-    embedder = await Embedder.load(model_dir, threads=settings.embedding_threads)
-    ids: Sequence[str] = list(texts)
-    vectors = [await embedder.embed_query(texts[q]) for q in ids]
-    matrix = np.asarray(vectors, dtype=np.float32)
-    np.savez(path, ids=np.asarray(ids), vectors=matrix)
-    return dict(zip(ids, matrix, strict=True))
+        known = dict(zip((str(q) for q in arrays["ids"]), arrays["vectors"], strict=True))
+    missing: Sequence[str] = [q for q in texts if q not in known]
+    if missing:
+        settings = entry.settings
+        model_dir = await ensure_model_dir(settings.models_dir, model_choice(model))
+        embedder = await Embedder.load(model_dir, threads=settings.embedding_threads)
+        for query in missing:
+            known[query] = np.asarray(await embedder.embed_query(texts[query]), dtype=np.float32)
+        ids = list(known)
+        np.savez(path, ids=np.asarray(ids), vectors=np.asarray([known[q] for q in ids]))
+    return {q: known[q] for q in texts}

