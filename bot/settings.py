@@ -6,6 +6,7 @@ Every field is documented in `.env.example`, and a test keeps the two in step.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from pathlib import Path
 from typing import Annotated, Literal, Self
@@ -14,7 +15,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["Settings", "SettingsError", "load_settings"]
+__all__ = ["Settings", "SettingsError", "is_loopback", "load_settings", "split_list"]
 
 MATRIX_ID = re.compile(r"@[^\s:]+:[^\s:]+(:\d+)?")  # @lore:example.org (a port may follow)
 
@@ -196,6 +197,13 @@ class Settings(BaseSettings):
     mcp_http_listen: str = Field(
         default="127.0.0.1", description="Address the MCP HTTP server binds."
     )
+    mcp_allowed_hosts: str = Field(
+        default="",
+        description="Host names MCP clients use (comma-separated; required off loopback).",
+    )
+    mcp_allowed_origins: str = Field(
+        default="", description="Browser origins allowed to call MCP (comma-separated)."
+    )
 
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_level_third_party: str = Field(
@@ -268,6 +276,21 @@ class Settings(BaseSettings):
             r"[A-Za-z0-9_-]{1,256}", secret.get_secret_value()
         ):
             raise ValueError("TELEGRAM_WEBHOOK_SECRET: use 1-256 of A-Z, a-z, 0-9, _ and -")
+        return self
+
+    @model_validator(mode="after")
+    def _mcp_hosts_off_loopback(self) -> Self:
+        if (
+            self.mcp_http_port is not None
+            and not is_loopback(self.mcp_http_listen)
+            and not split_list(self.mcp_allowed_hosts)
+        ):
+            msg = (
+                f"MCP_ALLOWED_HOSTS: MCP_HTTP_LISTEN={self.mcp_http_listen} is reachable from "
+                "other machines, so list the host names MCP clients use (e.g. "
+                "lore.example.org:8787); requests for any other host are refused"
+            )
+            raise ValueError(msg)
         return self
 
     @field_validator("discord_bot_token", "discord_api_url", "discord_guild_id", mode="before")
@@ -360,6 +383,21 @@ class Settings(BaseSettings):
     def models_dir(self) -> Path:
         """Model directories assembled from installed packages."""
         return self.models_dir_override or self.data_dir / "models"
+
+
+def is_loopback(address: str) -> bool:
+    """Whether a listen address is reachable from this machine only."""
+    if address.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip().strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def split_list(value: str) -> list[str]:
+    """The entries of a comma-separated setting, stripped, empty ones left out."""
+    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -185,6 +185,15 @@ async def test_a_taken_mcp_port_is_one_line_naming_its_setting(
     assert f"127.0.0.1:{taken_port}: the port is in use" in line
 
 
+@pytest.mark.parametrize("listen", ["0.0.0.0", "192.0.2.10", "lore.example.org"])  # noqa: S104
+async def test_row_h_mcp_off_loopback_without_allowed_hosts_is_one_line_naming_it(
+    workdir: Path, listen: str
+) -> None:
+    configure(workdir, MCP_HTTP_PORT=8787, MCP_HTTP_LISTEN=listen, MCP_ALLOWED_ORIGINS="")
+    line = assert_one_line(await lore(workdir, "run"), names="MCP_ALLOWED_HOSTS", code=2)
+    assert f"MCP_HTTP_LISTEN={listen}" in line
+
+
 async def test_a_taken_slack_port_is_one_line_naming_its_setting(
     workdir: Path, taken_port: int
 ) -> None:

@@ -320,6 +320,46 @@ async def test_lookups_and_chat_turns_share_one_rate_limit(make_settings: Settin
         assert ("rate_limited", "mcp") in {(row["guard"], row["platform"]) for row in guards}
 
 
+@pytest.mark.allow_hosts(["127.0.0.2"])
+async def test_row_h_the_host_and_origin_checks_hold_on_any_loopback_address_and_allowed_hosts(
+    lore: Lore,
+) -> None:
+    token = (await lore.bot.create_mcp_token(await invite(lore.bot, "ann"), "laptop")).token
+    config = McpHttpConfig(
+        listen="127.0.0.2",  # loopback, but none of the three names the SDK knows
+        allowed_hosts=("lore.example.org",),
+        allowed_origins=("https://app.example.org",),
+    )
+    edge = McpHttpEdge(config)
+    async with edge.running(lore.bot):
+        port = edge.port
+
+        async def status(host: str, origin: str | None = None) -> int:
+            headers = {**ACCEPT, "Authorization": f"Bearer {token}", "Host": host}
+            if origin is not None:
+                headers["Origin"] = origin
+            async with httpx.AsyncClient() as http:
+                answer = await http.post(edge.url, json=INITIALIZE, headers=headers)
+            return answer.status_code
+
+        statuses = {
+            "listen address": await status(f"127.0.0.2:{port}"),
+            "allowed host": await status("lore.example.org"),
+            "allowed host, its port": await status(f"lore.example.org:{port}"),
+            "rebinding host": await status(f"attacker.example:{port}"),
+            "allowed origin": await status("lore.example.org", "https://app.example.org"),
+            "other origin": await status("lore.example.org", "https://attacker.example"),
+        }
+    assert statuses == {
+        "listen address": 200,
+        "allowed host": 200,
+        "allowed host, its port": 200,
+        "rebinding host": 421,
+        "allowed origin": 200,
+        "other origin": 403,
+    }
+
+
 async def test_a_token_identity_can_look_up_and_nothing_else(world: World) -> None:
     bot = world.lore.bot
     caller = await bot.mcp_identity(world.ann_token)

@@ -6,11 +6,13 @@ edits, mrkdwn that survives being split, and the settings that switch the edge o
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from adapters.slack import SlackEdge
@@ -314,3 +316,43 @@ def test_the_manifest_in_the_docs_asks_for_what_the_edge_uses() -> None:
     }
     assert {url.rsplit("/", 2)[-2:] == ["slack", "events"] for url in urls} == {True}
     assert http["settings"]["socket_mode_enabled"] is False
+
+
+@pytest.mark.parametrize(
+    ("timestamp", "signature"),
+    [
+        ("not-a-number", "v0=" + "0" * 64),
+        ("1.7e9", "v0=" + "0" * 64),
+        (None, "v0=" + "0" * 64),
+        ("1700000000", "sha256=abc"),
+        ("1700000000", None),
+    ],
+)
+async def test_row_i_a_malformed_signing_header_gets_401_and_one_warning_without_traceback(
+    slack_settings: Settings,
+    fake: FakeSlack,
+    caplog: pytest.LogCaptureFixture,
+    timestamp: str | None,
+    signature: str | None,
+) -> None:
+    async with slack(slack_settings, fake) as run:
+        body = json.dumps(run.send.envelope(run.send.dm_message(STRANGER, "hello?"))).encode()
+        headers = {"Content-Type": "application/json"}
+        if timestamp is not None:
+            headers["X-Slack-Request-Timestamp"] = timestamp
+        if signature is not None:
+            headers["X-Slack-Signature"] = signature
+        with caplog.at_level(logging.INFO):
+            async with httpx.AsyncClient() as client:
+                answers = [
+                    await client.post(run.send.url, content=body, headers=headers) for _ in range(3)
+                ]
+        good = await run.send.post(body, "application/json")
+        await fake.wait_for("chat.postMessage", channel=fake.dm(STRANGER.id))
+    assert [answer.status_code for answer in answers] == [401, 401, 401]
+    assert good.status_code == 200
+    noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(noisy) == 1
+    assert noisy[0].levelno == logging.WARNING
+    assert noisy[0].exc_info is None
+    assert "malformed" in noisy[0].getMessage()

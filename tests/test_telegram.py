@@ -331,6 +331,30 @@ async def test_an_oversized_file_and_an_ssrf_link_are_refused_politely(
     assert fake.of("getFile") == []  # the size was checked before any download
 
 
+async def test_row_j_a_download_is_capped_while_it_streams_whatever_getfile_reported(
+    tg_settings: Settings, fake: FakeTelegram
+) -> None:
+    data = b"x" * (32 * 1024 * 1024)
+    async with telegram(tg_settings, fake) as (lore, _):
+        await join(fake, ALICE)
+        fake.add_file("liar", data, "documents/notes.txt", reported_size=1000)
+        document = {
+            "file_id": "liar",
+            "file_unique_id": "u-liar",
+            "file_name": "notes.txt",
+            "file_size": 1000,
+        }
+        fake.enqueue(fake.message(ALICE, None, document=document))
+        refusal = await fake.wait_until_call(
+            lambda c: c.chat_id == ALICE.id and "I can take files up to" in c.text
+        )
+        assert "Nothing was saved" in refusal.text
+        assert await lore.bot.sources(_identity(ALICE)) == []
+    assert fake.of("getFile", file_id="liar")
+    # The download stopped soon after the cap, not at the end of the 32 MB.
+    assert fake.downloaded["documents/notes.txt"] < len(data) // 4
+
+
 async def _member(lore: Lore, user: TgUser) -> Any:
     member = await lore.bot.user_for(_identity(user))
     assert member is not None

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 
 import discord
-import httpx
 
+from adapters.capped_download import capped_download
 from adapters.discord.context import EdgeContext, chat_of, identity_of, send
 from adapters.discord.markdown import render_rich
 from adapters.discord.replies import send_reply
@@ -19,9 +19,9 @@ from bot.errors import LoreError
 from bot.events import Identity
 from bot.replies import Message as LoreMessage
 from bot.replies import rich
-from bot.sources import RECEIVED, IncomingSource, is_link, too_big
+from bot.sources import RECEIVED, IncomingSource, is_link
 
-__all__ = ["download", "offer_source", "save_source", "source_of"]
+__all__ = ["offer_source", "save_source", "source_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,27 +67,6 @@ async def offer_source(
     await save_source(edge, identity, source, status, write, shared=False)
 
 
-async def download(url: str, limit: int, seconds: float) -> bytes | str:
-    """An attachment's bytes, or why there are none (more than `limit` bytes: refused)."""
-    try:
-        async with (
-            httpx.AsyncClient(timeout=seconds, follow_redirects=False) as client,
-            client.stream("GET", url) as response,
-        ):
-            if response.status_code != 200:
-                logger.info("Attachment download answered %d", response.status_code)
-                return DOWNLOAD_FAILED
-            data = bytearray()
-            async for chunk in response.aiter_bytes():
-                data += chunk
-                if len(data) > limit:
-                    return too_big(len(data), limit) or DOWNLOAD_FAILED
-            return bytes(data)
-    except httpx.HTTPError as exc:
-        logger.info("Attachment download failed: %s", type(exc).__name__)
-        return DOWNLOAD_FAILED
-
-
 async def save_source(
     edge: EdgeContext,
     identity: Identity,
@@ -105,8 +84,11 @@ async def save_source(
         config = edge.config
         downloaded: bytes | str = DOWNLOAD_FAILED
         if config.may_download(source.file_ref):
-            downloaded = await download(
-                source.file_ref, config.download_limit, config.download_timeout
+            downloaded = await capped_download(
+                source.file_ref,
+                config.download_limit,
+                config.download_timeout,
+                failed=DOWNLOAD_FAILED,
             )
         else:
             logger.warning("Attachment URL outside Discord's file hosts refused")

@@ -3,6 +3,11 @@ uvicorn in Lore's event loop, every request checked for a bearer token the `Bot`
 
 The socket is bound before the server starts (port 0 works: `port` says which one was
 taken), and Lore's run loop, not uvicorn, owns SIGINT/SIGTERM.
+
+The SDK's DNS-rebinding check (the Host and Origin headers) is always on: for a loopback
+address it allows that address and the loopback names; any other host a client may use is
+listed in MCP_ALLOWED_HOSTS (which the settings require off loopback), browser origins in
+MCP_ALLOWED_ORIGINS. A request for another host gets 421, from another origin 403.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import uvicorn
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 
 from adapters.mcp.tools import build_server
 from bot.edge import RunningEdge
@@ -26,8 +32,9 @@ from bot.errors import StartupError
 from bot.events import Identity
 from bot.mcp_tokens import MCP_PLATFORM
 from bot.service import Bot
+from bot.settings import is_loopback
 
-__all__ = ["McpHttpConfig", "McpHttpEdge"]
+__all__ = ["McpHttpConfig", "McpHttpEdge", "transport_security"]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +50,33 @@ class McpHttpConfig:
     listen: str = "127.0.0.1"
     port: int = 0
     path: str = "/mcp"
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+
+
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
+
+
+def _with_ports(name: str) -> tuple[str, ...]:
+    """Host header values for a name: as given when it has a port, else bare or any port."""
+    has_port = ":" in name.rpartition("]")[2]
+    return (name,) if has_port else (name, f"{name}:*")
+
+
+def transport_security(config: McpHttpConfig) -> TransportSecuritySettings:
+    """The Host and Origin headers the endpoint accepts (DNS-rebinding protection, on)."""
+    listen = f"[{config.listen}]" if ":" in config.listen else config.listen
+    names = [*LOOPBACK_NAMES, listen] if is_loopback(config.listen) else []
+    names += config.allowed_hosts
+    hosts = [host for name in dict.fromkeys(names) for host in _with_ports(name)]
+    origins = [
+        f"http://{name}:*" for name in (LOOPBACK_NAMES if is_loopback(config.listen) else ())
+    ]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=hosts,
+        allowed_origins=[*origins, *config.allowed_origins],
+    )
 
 
 class BotTokenVerifier:
@@ -139,7 +173,10 @@ class McpHttpEdge:
         mcp = build_server(bot, token_caller, verifier=BotTokenVerifier(bot), issuer_url=self.url)
         # The tools send no progress or log notifications: a plain JSON answer per call.
         app = mcp.streamable_http_app(
-            streamable_http_path=config.path, host=config.listen, json_response=True
+            streamable_http_path=config.path,
+            host=config.listen,
+            json_response=True,
+            transport_security=transport_security(config),
         )
         server = _Server(
             uvicorn.Config(

@@ -41,6 +41,7 @@ class TelegramConfig:
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8443
     stream_interval: float = 1.0
+    download_timeout: float = 120.0
     typing_delay: float = 0.5
     """Seconds before "typing…" is shown: an answer that appears sooner needs none (one Bot API
     call less per update)."""

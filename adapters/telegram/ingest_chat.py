@@ -6,12 +6,16 @@ module only finds the source in a message and downloads a file's bytes."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from telegram import Bot as TelegramBot
 from telegram import Message, MessageOrigin
 from telegram.error import TelegramError
 
+from adapters.capped_download import capped_download
 from adapters.telegram.context import EdgeContext, chat_ref, identity_of
 from adapters.telegram.rendering import render_rich
 from adapters.telegram.replies import send_reply
@@ -83,17 +87,35 @@ async def offer_source(edge: EdgeContext, message: Message, source: IncomingSour
 async def _download(
     edge: EdgeContext, telegram: TelegramBot, status: StatusMessage, source: IncomingSource
 ) -> bytes | str:
-    """The file's bytes, or why there are none."""
+    """The file's bytes, or why there are none. The size getFile reports is checked first,
+    and the download is capped while it streams, whatever that size said."""
     status.set(f"📥 Downloading {source.file_name}…")
+    limit = edge.config.download_limit
     try:
         file = await telegram.get_file(source.file_ref or "")
-        refusal = too_big(file.file_size, edge.config.download_limit)
-        if refusal is not None:
-            return refusal
-        return bytes(await file.download_as_bytearray())
     except TelegramError as exc:
         logger.info("Download failed: %s", exc)
         return DOWNLOAD_FAILED
+    refusal = too_big(file.file_size, limit)
+    if refusal is not None:
+        return refusal
+    where = file.file_path or ""
+    if not where.startswith(("http://", "https://")):  # a local Bot API server's own disk
+        return await asyncio.to_thread(_read_capped, Path(where), limit)
+    parts = urlsplit(where)
+    url = urlunsplit(parts._replace(path=quote(parts.path)))
+    return await capped_download(url, limit, edge.config.download_timeout, failed=DOWNLOAD_FAILED)
+
+
+def _read_capped(path: Path, limit: int) -> bytes | str:
+    """A file a local Bot API server keeps on this machine, read up to the cap."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError as exc:
+        logger.info("Download failed: %s", type(exc).__name__)
+        return DOWNLOAD_FAILED
+    return too_big(len(data), limit) or data
 
 
 async def save_source(

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from bot.edge import Edge
 from bot.people import LOCAL_OWNER
-from bot.settings import Settings
+from bot.settings import Settings, split_list
 from storage.processed_events import ProcessedEvents
 
 if TYPE_CHECKING:
@@ -117,7 +117,12 @@ async def platform_edges(lore: Lore) -> list[Edge]:
     if settings.mcp_http_port is not None:
         from adapters.mcp import McpHttpConfig, McpHttpEdge
 
-        config = McpHttpConfig(listen=settings.mcp_http_listen, port=settings.mcp_http_port)
+        config = McpHttpConfig(
+            listen=settings.mcp_http_listen,
+            port=settings.mcp_http_port,
+            allowed_hosts=tuple(split_list(settings.mcp_allowed_hosts)),
+            allowed_origins=tuple(split_list(settings.mcp_allowed_origins)),
+        )
         edges.append(McpHttpEdge(config))
     return edges
 

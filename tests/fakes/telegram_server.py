@@ -114,6 +114,9 @@ class FakeTelegram:
     _updates: list[dict[str, Any]] = field(default_factory=list)
     _redelivered: list[dict[str, Any]] = field(default_factory=list)
     _files: dict[str, tuple[str, bytes]] = field(default_factory=dict)
+    _reported_sizes: dict[str, int] = field(default_factory=dict)
+    downloaded: dict[str, int] = field(default_factory=dict)
+    """Bytes of each file path written to a downloading client (it may hang up early)."""
     _failures: dict[str, list[_Failure]] = field(default_factory=dict)
     _disabled: set[str] = field(default_factory=set)
     _next_ids: dict[int, itertools.count[int]] = field(default_factory=dict)
@@ -203,9 +206,14 @@ class FakeTelegram:
         self._redelivered.append(update)
         self._notify()
 
-    def add_file(self, file_id: str, data: bytes, file_path: str) -> None:
-        """Make `getFile(file_id)` and its download work."""
+    def add_file(
+        self, file_id: str, data: bytes, file_path: str, *, reported_size: int | None = None
+    ) -> None:
+        """Make `getFile(file_id)` and its download work; `reported_size`: what getFile says
+        the size is (a lie, when it differs from the data's)."""
         self._files[file_id] = (file_path, data)
+        if reported_size is not None:
+            self._reported_sizes[file_id] = reported_size
 
     def fail_next(
         self, method: str, status: int = 429, description: str = "", retry_after: int | None = 1
@@ -303,10 +311,27 @@ class FakeTelegram:
             )
         return headers.get("connection", "").lower() != "close"
 
+    async def _stream_file(self, writer: Writer, file_path: str, data: bytes) -> None:
+        """Send a file 64 KiB at a time, counting what went out before the client hung up."""
+        head = (
+            "HTTP/1.1 200 X\r\nContent-Type: application/octet-stream\r\n"
+            f"Content-Length: {len(data)}\r\nConnection: keep-alive\r\n\r\n"
+        )
+        writer.write(head.encode())
+        self.downloaded[file_path] = 0
+        for start in range(0, len(data), 65536):
+            piece = data[start : start + 65536]
+            writer.write(piece)
+            try:
+                await writer.drain()
+            except ConnectionError:
+                return
+            self.downloaded[file_path] += len(piece)
+
     async def _download(self, writer: Writer, file_path: str) -> None:
         for stored_path, data in self._files.values():
             if stored_path == file_path:
-                await _respond(writer, 200, data, "application/octet-stream")
+                await self._stream_file(writer, file_path, data)
                 return
         await _respond(writer, 404, b"not found", "text/plain")
 
@@ -361,7 +386,7 @@ class FakeTelegram:
             return {
                 "file_id": params["file_id"],
                 "file_unique_id": f"u{params['file_id']}",
-                "file_size": len(data),
+                "file_size": self._reported_sizes.get(str(params["file_id"]), len(data)),
                 "file_path": file_path,
             }
         if name == "getWebhookInfo":
