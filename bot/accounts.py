@@ -59,8 +59,8 @@ class Accounts:
     ) -> InviteCreated:
         """A new one-use member invite (owners only)."""
         owner = await self._people.owner(identity, "/invite")
-        invite = await self._invites.create(owner.id, Role.MEMBER, now=self._clock(), ttl=ttl)
-        return InviteCreated(invite.code, invite.expires_at)
+        issued = await self._invites.create(owner.id, Role.MEMBER, now=self._clock(), ttl=ttl)
+        return InviteCreated(issued.code, issued.expires_at)
 
     async def redeem_invite(self, identity: Identity, code: str) -> tuple[User, bool]:
         """Register a newcomer with an invite code: (the user, whether they are new).

@@ -1,7 +1,10 @@
 """Invite codes: an owner creates one, one person redeems it, once, before it expires.
 
-Redeeming is a single conditional UPDATE (`used_at IS NULL AND expires_at > now`), so
-of two people redeeming the same code at the same moment exactly one wins.
+Only the code's SHA-256 is stored (`storage.code_hashes`): the code is shown once, when it is
+made, and a database or backup alone admits nobody. Redeeming is a single conditional UPDATE
+(`used_at IS NULL AND expires_at > now`) on the hash, so of two people redeeming the same code
+at the same moment exactly one wins; the row found is checked against the code in constant
+time.
 """
 
 from __future__ import annotations
@@ -10,24 +13,25 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from storage.code_hashes import code_hash, same_hash
 from storage.database import Database, Row
 from storage.ids import InviteCode, UserId, new_invite_code, new_user_id
 from storage.timestamps import utc_iso
 from storage.users import Role, User, UserRepository
 
-__all__ = ["Invite", "InviteRepository"]
+__all__ = ["Invite", "InviteRepository", "IssuedInvite"]
 
 _CLAIM = (
     "UPDATE invites SET used_by = ?, used_at = ?"
-    " WHERE code = ? AND used_at IS NULL AND expires_at > ? RETURNING *"
+    " WHERE code_hash = ? AND used_at IS NULL AND expires_at > ? RETURNING *"
 )
 
 
 @dataclass(frozen=True, slots=True)
 class Invite:
-    """One invite code and who, if anyone, has used it."""
+    """One invite, as stored (the code's hash, never the code), and who, if anyone, used it."""
 
-    code: InviteCode
+    code_hash: str
     created_by: UserId
     role: Role
     created_at: datetime
@@ -36,9 +40,22 @@ class Invite:
     used_at: datetime | None
 
 
+@dataclass(frozen=True, slots=True)
+class IssuedInvite:
+    """A new invite: `code` is shown once and is not stored anywhere."""
+
+    code: InviteCode
+    invite: Invite
+
+    @property
+    def expires_at(self) -> datetime:
+        """When the code stops working."""
+        return self.invite.expires_at
+
+
 def _invite(row: Row) -> Invite:
     return Invite(
-        code=InviteCode(row["code"]),
+        code_hash=str(row["code_hash"]),
         created_by=UserId(row["created_by"]),
         role=Role(row["role"]),
         created_at=datetime.fromisoformat(row["created_at"]),
@@ -56,12 +73,13 @@ class InviteRepository:
 
     async def create(
         self, created_by: UserId, role: Role, *, now: datetime, ttl: timedelta
-    ) -> Invite:
-        """Store a fresh code that `role` can redeem until `now + ttl`."""
+    ) -> IssuedInvite:
+        """Store (the hash of) a fresh code that `role` can redeem until `now + ttl`."""
         if ttl <= timedelta(0):
             raise ValueError("An invite must live for a positive time")
+        code = new_invite_code()
         invite = Invite(
-            code=new_invite_code(),
+            code_hash=code_hash(code),
             created_by=created_by,
             role=role,
             created_at=now,
@@ -71,28 +89,30 @@ class InviteRepository:
         )
         async with self._db.transaction() as tx:
             await tx.execute(
-                "INSERT INTO invites (code, created_by, role, created_at, expires_at)"
+                "INSERT INTO invites (code_hash, created_by, role, created_at, expires_at)"
                 " VALUES (?, ?, ?, ?, ?)",
                 (
-                    invite.code,
+                    invite.code_hash,
                     created_by,
                     role.value,
                     utc_iso(invite.created_at),
                     utc_iso(invite.expires_at),
                 ),
             )
-        return invite
+        return IssuedInvite(code, invite)
 
     async def get(self, code: str) -> Invite | None:
-        """One invite, used or not, or None."""
-        row = await self._db.fetch_one("SELECT * FROM invites WHERE code = ?", (code,))
-        return _invite(row) if row is not None else None
+        """The invite of a code, used or not, or None."""
+        row = await self._db.fetch_one(
+            "SELECT * FROM invites WHERE code_hash = ?", (code_hash(code),)
+        )
+        return _invite(row) if row is not None and same_hash(code, row["code_hash"]) else None
 
     async def outstanding(self, *, now: datetime) -> list[Invite]:
         """Invites nobody has used yet and that have not expired, newest first."""
         rows = await self._db.fetch_all(
             "SELECT * FROM invites WHERE used_at IS NULL AND expires_at > ?"
-            " ORDER BY created_at DESC, code",
+            " ORDER BY created_at DESC, code_hash",
             (utc_iso(now),),
         )
         return [_invite(row) for row in rows]
@@ -101,10 +121,10 @@ class InviteRepository:
         """Mark the code used by an existing user; None if unknown, used or expired."""
         async with (
             self._db.transaction() as tx,
-            tx.execute(_CLAIM, (user_id, utc_iso(now), code, utc_iso(now))) as cursor,
+            tx.execute(_CLAIM, (user_id, utc_iso(now), code_hash(code), utc_iso(now))) as cursor,
         ):
             rows = list(await cursor.fetchall())
-        return _invite(rows[0]) if rows else None
+        return _invite(rows[0]) if rows and same_hash(code, rows[0]["code_hash"]) else None
 
     async def register_with_invite(
         self,
@@ -125,9 +145,9 @@ class InviteRepository:
         at = utc_iso(now)
         try:
             async with self._db.transaction() as tx:
-                async with tx.execute(_CLAIM, (user_id, at, code, at)) as cursor:
+                async with tx.execute(_CLAIM, (user_id, at, code_hash(code), at)) as cursor:
                     rows = list(await cursor.fetchall())
-                if not rows:
+                if not rows or not same_hash(code, rows[0]["code_hash"]):
                     return None
                 role = Role(rows[0]["role"])
                 await tx.execute(

@@ -1,9 +1,12 @@
 """Link codes: a registered person asks for one, and one identity (on any platform) redeems it,
 once, before it expires, to become another identity of the same user.
 
-Redeeming runs in one write transaction (`BEGIN IMMEDIATE`): the code is checked, the
-identity is checked, the code is marked used and the identity row is inserted together,
-so a code links at most one identity and an identity is never moved between users.
+Only the code's SHA-256 is stored (`storage.code_hashes`): the code is shown once, to the
+person who asked for it. Redeeming runs in one write transaction (`BEGIN IMMEDIATE`): the
+code is checked, the identity is checked, the code is marked used and the identity row is
+inserted together, so a code links at most one identity and an identity is never moved
+between users. A code has about 40 bits and lives 15 minutes, and wrong codes lock an
+account out (`bot.limits`): its hash is no shortcut to a working code.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
+from storage.code_hashes import code_hash, same_hash
 from storage.database import Database, Row
 from storage.ids import UserId
 from storage.timestamps import utc_iso
@@ -40,7 +44,8 @@ LinkOutcome = Literal["linked", "already_linked", "taken", "invalid", "refused"]
 
 @dataclass(frozen=True, slots=True)
 class LinkCode:
-    """A one-time code that attaches another identity to `user_id` until `expires_at`."""
+    """A one-time code that attaches another identity to `user_id` until `expires_at`
+    (`code` as the person typed or was shown it; the database holds its hash only)."""
 
     code: str
     user_id: UserId
@@ -80,9 +85,9 @@ def display_code(code: str) -> str:
     return f"{code[:half]}-{code[half:]}"
 
 
-def _link_code(row: Row) -> LinkCode:
+def _link_code(row: Row, code: str) -> LinkCode:
     return LinkCode(
-        code=row["code"],
+        code=code,
         user_id=UserId(row["user_id"]),
         created_at=datetime.fromisoformat(row["created_at"]),
         expires_at=datetime.fromisoformat(row["expires_at"]),
@@ -102,19 +107,22 @@ class LinkCodeRepository:
         code = LinkCode(new_link_code(), user_id, now, now + ttl)
         async with self._db.transaction() as tx:
             await tx.execute(
-                "INSERT INTO link_codes (code, user_id, created_at, expires_at)"
+                "INSERT INTO link_codes (code_hash, user_id, created_at, expires_at)"
                 " VALUES (?, ?, ?, ?)",
-                (code.code, user_id, utc_iso(code.created_at), utc_iso(code.expires_at)),
+                (code_hash(code.code), user_id, utc_iso(code.created_at), utc_iso(code.expires_at)),
             )
         return code
 
     async def usable(self, code: str, *, now: datetime) -> LinkCode | None:
         """The code (as typed) if it is known, unused and not expired; None otherwise."""
+        typed = normalize_code(code)
         row = await self._db.fetch_one(
-            "SELECT * FROM link_codes WHERE code = ? AND used_at IS NULL AND expires_at > ?",
-            (normalize_code(code), utc_iso(now)),
+            "SELECT * FROM link_codes WHERE code_hash = ? AND used_at IS NULL AND expires_at > ?",
+            (code_hash(typed), utc_iso(now)),
         )
-        return _link_code(row) if row is not None else None
+        if row is None or not same_hash(typed, row["code_hash"]):
+            return None
+        return _link_code(row, typed)
 
     async def redeem(
         self, code: str, *, platform: str, platform_user_id: str, now: datetime
@@ -125,14 +133,15 @@ class LinkCodeRepository:
         identities as they were.
         """
         at = utc_iso(now)
+        hashed = code_hash(normalize_code(code))
         async with self._db.transaction() as tx:
             async with tx.execute(
-                "SELECT user_id FROM link_codes WHERE code = ? AND used_at IS NULL"
-                " AND expires_at > ?",
-                (normalize_code(code), at),
+                "SELECT user_id, code_hash FROM link_codes WHERE code_hash = ?"
+                " AND used_at IS NULL AND expires_at > ?",
+                (hashed, at),
             ) as cursor:
                 claimed = await cursor.fetchone()
-            if claimed is None:
+            if claimed is None or not same_hash(normalize_code(code), claimed["code_hash"]):
                 return LinkResult("invalid")
             user_id = UserId(claimed["user_id"])
             async with tx.execute(
@@ -147,8 +156,8 @@ class LinkCodeRepository:
                 )
             await tx.execute(
                 "UPDATE link_codes SET used_at = ?, used_platform = ?, used_platform_user_id = ?"
-                " WHERE code = ?",
-                (at, platform, platform_user_id, normalize_code(code)),
+                " WHERE code_hash = ?",
+                (at, platform, platform_user_id, hashed),
             )
             await tx.execute(
                 "INSERT INTO identities (platform, platform_user_id, user_id, created_at)"

@@ -8,14 +8,13 @@ so the database alone never yields a usable token.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
+from storage.code_hashes import code_hash, same_hash
 from storage.database import Database, Row
 from storage.ids import UserId
 from storage.timestamps import utc_iso
@@ -46,10 +45,6 @@ class IssuedToken:
     record: McpToken
 
 
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def _token(row: Row) -> McpToken:
     revoked = row["revoked_at"]
     return McpToken(
@@ -78,7 +73,7 @@ class McpTokenRepository:
             await tx.execute(
                 "INSERT INTO mcp_tokens (id, user_id, name, secret_hash, shared_only, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (token_id, user_id, name, _hash(token), int(shared_only), utc_iso(now)),
+                (token_id, user_id, name, code_hash(token), int(shared_only), utc_iso(now)),
             )
         record = McpToken(token_id, user_id, name, shared_only, now, None)
         return IssuedToken(token, record)
@@ -118,6 +113,6 @@ class McpTokenRepository:
         row = await self._db.fetch_one(
             "SELECT * FROM mcp_tokens WHERE id = ? AND revoked_at IS NULL", (match.group(1),)
         )
-        if row is None or not hmac.compare_digest(_hash(token), str(row["secret_hash"])):
+        if row is None or not same_hash(token, str(row["secret_hash"])):
             return None
         return _token(row)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import aiosqlite
 
+from storage.schema_codes import hash_stored_codes
 from storage.schema_core import (
     add_document_collection,
     create_agent_tables,
@@ -77,6 +78,11 @@ MIGRATIONS: Sequence[Migration] = (
         add_chunk_injection_score,
     ),
     Migration(12, "mcp_tokens: hashed access tokens for MCP clients (new)", create_mcp_tokens),
+    Migration(
+        13,
+        "invites and link_codes keep codes as SHA-256 (code_hash, existing codes hashed)",
+        hash_stored_codes,
+    ),
 )
 
 

@@ -60,6 +60,7 @@ async def test_an_invite_admits_exactly_one_of_two_concurrent_newcomers(
     invites = InviteRepository(database)
     invite = await invites.create(owner.id, Role.MEMBER, now=NOW, ttl=timedelta(days=1))
     assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", invite.code)
+    assert invite.invite.code_hash != invite.code
 
     results = await asyncio.gather(
         *(
@@ -90,7 +91,7 @@ async def test_an_invite_is_redeemed_once_by_existing_users(
 ) -> None:
     invites = InviteRepository(database)
     invite = await invites.create(owner.id, Role.OWNER, now=NOW, ttl=timedelta(hours=1))
-    assert await invites.outstanding(now=NOW) == [invite]
+    assert await invites.outstanding(now=NOW) == [invite.invite]
     results = await asyncio.gather(
         invites.redeem(invite.code, member.id, now=NOW),
         invites.redeem(invite.code, owner.id, now=NOW),
