@@ -27,7 +27,7 @@ from enum import StrEnum
 from bot.errors import WatchRefusedError
 from bot.politeness import RETRY_STATUSES, HostPacer, Sleep, WatchPolicy, failure_delay
 from graphs.ingest.errors import FetchFailedError, IngestError
-from graphs.ingest.feeds import Feed, FeedEntry, entry_request, looks_like_feed, parse_feed
+from graphs.ingest.feeds import Feed, FeedEntry, FeedReader, entry_request, looks_like_feed
 from graphs.ingest.state import IngestOutcome, IngestRequest, IngestResult
 from graphs.ingest.url_fetch import FetchedResource, FetchStatusError, SafeFetcher
 from graphs.ingest.url_safety import parse_url, redact_url
@@ -127,6 +127,7 @@ class Watching:
         *,
         sources: WatchedSourceRepository,
         fetcher: SafeFetcher,
+        feeds: FeedReader,
         ingest: Ingest,
         clock: Callable[[], datetime],
         policy: WatchPolicy | None = None,
@@ -135,6 +136,7 @@ class Watching:
     ) -> None:
         self._sources = sources
         self._fetcher = fetcher
+        self._feeds = feeds
         self._ingest = ingest
         self._clock = clock
         self._policy = policy or WatchPolicy()
@@ -276,7 +278,7 @@ class Watching:
     async def _feed_of(self, resource: FetchedResource) -> Feed | None:
         if not looks_like_feed(resource.content_type, resource.body):
             return None
-        return await asyncio.to_thread(parse_feed, resource.body, base_url=resource.final_url)
+        return await self._feeds.parse_feed(resource.body, base_url=resource.final_url)
 
     async def _take_entries(
         self,

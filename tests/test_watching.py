@@ -22,7 +22,8 @@ from bot.app import Lore, open_lore
 from bot.errors import WatchRefusedError
 from bot.events import ChatRef, Identity
 from bot.politeness import HostPacer, WatchPolicy, failure_delay, retry_after_delay
-from graphs.ingest.feeds import FeedError, entry_request, parse_feed
+from graphs.ingest.feed_parsing import parse_feed
+from graphs.ingest.feeds import FeedError, entry_request
 from scheduler.jobs import send_digests
 from storage.watched_sources import CheckStatus, SourceKind
 from tests.chat_turns import RecordingNotifier
@@ -361,6 +362,29 @@ async def test_an_entity_declaring_feed_is_refused_at_watch(
     )
     with pytest.raises(WatchRefusedError, match="declares a document type"):
         await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
+
+
+async def test_row_e_a_feed_is_parsed_in_the_extraction_workers_under_their_limits(
+    make_settings: SettingsFactory, site: Site, server: ScriptedServer
+) -> None:
+    # 200,000 items (~18 MB) need about 150 MB more to parse: more than a worker of 128 MB
+    # holds; parsed in the bot's own process, nothing would stop them.
+    items = "".join(
+        f"<item><title>Post {n}</title><guid>g{n}</guid><description>d{n}</description></item>"
+        for n in range(200_000)
+    )
+    site.raw_feed = f'<?xml version="1.0"?><rss><channel>{items}</channel></rss>'.encode()
+    settings = make_settings(
+        watch_host_pacing_seconds=0, extract_memory_mb=128, fetch_max_bytes=24 * 1024 * 1024
+    )
+    async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
+        with pytest.raises(WatchRefusedError, match="more work to read than Lore allows"):
+            await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
+        # A feed of ordinary size is read by the same workers.
+        site.raw_feed = None
+        added = await lore.bot.watch(LOCAL_OWNER, server.url("/feed.xml"))
+        assert added.source.kind is SourceKind.FEED
+        assert await lore.bot.watches(LOCAL_OWNER) == [added.source]
 
 
 def test_feed_parsing_reads_atom_and_refuses_declarations() -> None:

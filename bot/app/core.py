@@ -456,6 +456,7 @@ async def open_lore(
             watching=Watching(
                 sources=WatchedSourceRepository(database),
                 fetcher=fetcher,
+                feeds=extractor,
                 ingest=ingest_shared,
                 clock=utc_now,
                 policy=WatchPolicy(

@@ -11,6 +11,8 @@ member gets `ExtractionLimitError`. At most `workers` jobs run at once; the rest
 for a free worker, so one hostile file holds one worker for at most its CPU allowance
 while the others keep serving.
 
+Watched feeds are parsed the same way (`ExtractionPool.parse_feed`), under the same limits.
+
 Workers start on first use (none at all for a core that never ingests), run with an
 empty environment (no tokens or keys to leak) and are closed with the pool.
 """
@@ -39,6 +41,7 @@ from graphs.ingest.errors import (
     UnsupportedSourceError,
 )
 from graphs.ingest.extract_protocol import READY
+from graphs.ingest.feeds import Feed, FeedError, feed_from_json
 from graphs.ingest.formats import ExtractedText, SourceFormat
 
 __all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError"]
@@ -51,7 +54,13 @@ _MAX_HEADER: Final = 64 * 1024
 _MAX_MESSAGE: Final = 500
 _KNOWN_ERRORS: Final[dict[str, type[IngestError]]] = {
     cls.__name__: cls
-    for cls in (DecompressionBombError, EmptyDocumentError, NotUtf8Error, UnsupportedSourceError)
+    for cls in (
+        DecompressionBombError,
+        EmptyDocumentError,
+        FeedError,
+        NotUtf8Error,
+        UnsupportedSourceError,
+    )
 }
 _CRASHED = "Lore could not read this file safely (its reader stopped), so I did not save it."
 
@@ -187,14 +196,35 @@ class ExtractionPool:
             "cpu_seconds": self._limits.cpu_seconds,
         }
         max_text = 4 * max(max_decompressed_bytes, len(data)) + _MAX_HEADER
-        # A worker outlives the call that starts or uses it, and so do the callbacks that
-        # its pipes and timeouts register with the event loop, each with the context it was
-        # registered in. The caller's context can hold a whole ingest (a LangGraph run's
-        # config reaches its state: the file, its text, its vectors), so the job runs in an
-        # empty one.
+        answer, text = await self._isolated(header, data, max_text)
+        self._raise_error(answer)
+        return ExtractedText(
+            title=str(answer["title"]),
+            text=text.decode("utf-8", "replace"),
+            is_markdown=bool(answer["is_markdown"]),
+        )
+
+    async def parse_feed(self, body: bytes, *, base_url: str) -> Feed:
+        """An RSS or Atom feed, parsed in a worker under the same limits as a file; a
+        `FeedError` (or another `IngestError`) if not."""
+        if not self._open:
+            raise RuntimeError("use ExtractionPool as an async context manager")
+        header = {"feed_base_url": base_url, "cpu_seconds": self._limits.cpu_seconds}
+        # JSON escapes a character in at most six.
+        answer, text = await self._isolated(header, body, 6 * len(body) + _MAX_HEADER)
+        self._raise_error(answer)
+        return feed_from_json(text.decode("utf-8", "replace"))
+
+    async def _isolated(
+        self, header: dict[str, Any], data: bytes, max_text: int
+    ) -> tuple[Any, bytes]:
+        """One job, run in an empty context. A worker outlives the call that starts or uses
+        it, and so do the callbacks that its pipes and timeouts register with the event loop,
+        each with the context it was registered in. The caller's context can hold a whole
+        ingest (a LangGraph run's config reaches its state: the file, its text, its
+        vectors)."""
         job = self._job(header, data, max_text)
-        answer, text = await asyncio.create_task(job, context=contextvars.Context())
-        return self._result(answer, text)
+        return await asyncio.create_task(job, context=contextvars.Context())
 
     async def _job(self, header: dict[str, Any], data: bytes, max_text: int) -> tuple[Any, bytes]:
         """Run one job in a free worker (started if none is idle); its answer and text."""
@@ -274,15 +304,11 @@ class ExtractionPool:
             raise ExtractionUnavailableError(_UNAVAILABLE)
         return worker
 
-    def _result(self, answer: Any, text: bytes) -> ExtractedText:
-        """The worker's answer as an `ExtractedText`, or the `IngestError` it reported."""
+    def _raise_error(self, answer: Any) -> None:
+        """The `IngestError` a worker reported, if it reported one."""
         error = answer.get("error")
         if error is None:
-            return ExtractedText(
-                title=str(answer["title"]),
-                text=text.decode("utf-8", "replace"),
-                is_markdown=bool(answer["is_markdown"]),
-            )
+            return
         kind, message = str(error["kind"]), str(error["message"])[:_MAX_MESSAGE]
         if kind in _KNOWN_ERRORS:
             raise _KNOWN_ERRORS[kind](message)

@@ -19,9 +19,10 @@ whose peak passed half the limit asks to be retired, so the next job starts fres
 
 Protocol (all lengths big-endian): the worker first writes `READY`. A job is a 4-byte
 length and a JSON header (format, filename, charset, max_decompressed_bytes,
-cpu_seconds), then an 8-byte length and the source bytes. The answer is a 4-byte length
-and a JSON header (`title` and `is_markdown`, or `error` with `kind` and `message`; and
-`retire`), then an 8-byte length and the UTF-8 text (empty after an error).
+cpu_seconds; or, for a feed, `feed_base_url` and cpu_seconds), then an 8-byte length and
+the source bytes. The answer is a 4-byte length and a JSON header (`title` and
+`is_markdown`, or `feed`, or `error` with `kind` and `message`; and `retire`), then an
+8-byte length and the UTF-8 text (the feed as JSON for a feed; empty after an error).
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from typing import IO, Any, Final
 from graphs.ingest.errors import IngestError
 from graphs.ingest.extract import extract_text
 from graphs.ingest.extract_protocol import READY
+from graphs.ingest.feed_parsing import parse_feed
+from graphs.ingest.feeds import feed_to_json
 from graphs.ingest.formats import SourceFormat
 
 __all__ = ["main"]
@@ -76,9 +79,14 @@ def main() -> None:
 
 
 def _run(job: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str]:
-    """Extract one source under its CPU allowance; an answer header and the text."""
+    """Extract one source (or parse one feed) under its CPU allowance; an answer header and
+    the text."""
     _allow_cpu(float(job["cpu_seconds"]))
+    out_of_memory = False
     try:
+        if "feed_base_url" in job:
+            feed = parse_feed(data, base_url=str(job["feed_base_url"]))
+            return {"feed": True}, feed_to_json(feed)
         extracted = extract_text(
             data,
             SourceFormat(job["format"]),
@@ -89,11 +97,15 @@ def _run(job: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str]:
     except IngestError as exc:
         return {"error": {"kind": type(exc).__name__, "message": str(exc)}}, ""
     except MemoryError:
-        return {"error": {"kind": "memory", "message": ""}}, ""
+        # Nothing is allocated here: the failed parse's objects are still held by the
+        # exception; they are freed when this block ends, and the answer is built after it.
+        out_of_memory = True
     except Exception as exc:  # the job boundary: a parser bug must not look like an answer
         return {"error": {"kind": "crash", "message": type(exc).__name__}}, ""
     finally:
         _allow_cpu(None)
+    if out_of_memory:
+        return {"error": {"kind": "memory", "message": ""}}, ""
     return {"title": extracted.title, "is_markdown": extracted.is_markdown}, extracted.text
 
 
