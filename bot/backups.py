@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bot.errors import BackupRefusedError
-from bot.maintenance import RestoreFinished
+from graphs.ingest.repair import RepairReport
 from storage.backups import (
     UPLOADS,
     VECTORS,
@@ -51,6 +51,7 @@ from storage.vectors import VectorStore
 __all__ = [
     "BackupLayout",
     "Backups",
+    "RestoreFinished",
     "RestoreReport",
     "back_up_from_outside",
     "describe_backup",
@@ -70,6 +71,14 @@ class BackupLayout:
     uploads_dir: Path
     embedding_model: str
     vector_engine: str
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreFinished:
+    """What finishing a restore did."""
+
+    repair: RepairReport
+    memory_points: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bot.backups import RestoreFinished
 from bot.digests import DigestRun
 from bot.memory import MemoryReport
 from bot.reports import Stats
@@ -22,20 +23,12 @@ from graphs.ingest.state import IngestResult
 from storage.backups import Manifest
 
 if TYPE_CHECKING:
-    from bot.service import BotParts
+    from bot.parts import BotParts
 
-__all__ = ["Maintenance", "ReindexAll", "RestoreFinished"]
+__all__ = ["Maintenance", "ReindexAll"]
 
 # Conversation memory rebuilt after a restore covers every exchange ever logged.
 ALL_OF_TIME = timedelta(days=365 * 100)
-
-
-@dataclass(frozen=True, slots=True)
-class RestoreFinished:
-    """What finishing a restore did."""
-
-    repair: RepairReport
-    memory_points: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,31 +21,15 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from bot.settings import Settings
-from storage.index_identity import IndexIdentity, read_identity, write_identity
+from bot.app.stored_model import current_identity
+from storage.index_identity import read_identity, write_identity
 
 if TYPE_CHECKING:
     from bot.app import Lore
-    from storage.embeddings import Embedder
-    from storage.lexical import LexicalScheme
 
-__all__ = ["current_identity", "reindex_all"]
+__all__ = ["reindex_all"]
 
 logger = logging.getLogger(__name__)
-
-
-def current_identity(
-    settings: Settings, embedder: Embedder, lexical: LexicalScheme
-) -> IndexIdentity:
-    """The identity of the vectors this process makes."""
-    return IndexIdentity(
-        model=embedder.model_name,
-        model_sha256=embedder.model_sha256,
-        dimension=embedder.dimension,
-        chunk_tokens=settings.chunk_tokens,
-        chunk_overlap_tokens=settings.chunk_overlap_tokens,
-        lexical=lexical,
-    )
 
 
 async def reindex_all(lore: Lore, *, show_progress: bool = True) -> str:

@@ -10,32 +10,24 @@ itself runs (the scheduler, start-up) are on `Bot.maintenance`: they take no ide
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
-from datetime import date, datetime
+from collections.abc import AsyncIterator
+from datetime import date
 
-from bot.accounts import Accounts
-from bot.approvals import ApprovalDecision, Approvals
-from bot.backups import Backups
-from bot.commands import Command, CommandCall, CommandRegistry, CommandServices
-from bot.conversation import Conversations
-from bot.digests import Digests, parse_timezone
+from bot.approvals import ApprovalDecision
+from bot.commands import Command, CommandCall, CommandServices
+from bot.digests import parse_timezone
 from bot.errors import DigestError, NotFoundError
 from bot.events import ChatRef, Identity, TurnEvent
-from bot.forgetting import Forgetting
-from bot.knowledge import Knowledge, ProgressSink
-from bot.limits import Limits
-from bot.lookups import LookupResult, Lookups
+from bot.knowledge import ProgressSink
+from bot.lookups import LookupResult
 from bot.maintenance import Maintenance
-from bot.mcp_tokens import McpTokens
-from bot.memory import ConversationMemory
-from bot.notifications import Notifier, Notifiers
-from bot.people import LOCAL_PLATFORM, People
+from bot.notifications import Notifier
+from bot.parts import BotParts
+from bot.people import LOCAL_PLATFORM
 from bot.replies import ApprovalCards, InviteCreated, Message, Reply, ScopeQuestion, rich
-from bot.reports import BudgetReport, Reports
+from bot.reports import BudgetReport
 from bot.sources import IncomingSource, Source
-from bot.watching import WatchAdded, Watching
-from graphs.ingest.context import IngestContext
+from bot.watching import WatchAdded
 from graphs.ingest.state import IngestResult
 from graphs.retrieval import RetrievedPassage
 from storage.digests import DigestSchedule
@@ -43,39 +35,13 @@ from storage.documents import DocumentRecord
 from storage.ids import TurnId
 from storage.link_codes import LinkCode
 from storage.mcp_tokens import IssuedToken
-from storage.turns import TurnRepository, UnansweredQuestion
-from storage.users import Role, User, UserRepository
+from storage.turns import UnansweredQuestion
+from storage.users import Role, User
 from storage.watched_sources import WatchedSource
 
-__all__ = ["Bot", "BotParts"]
+__all__ = ["Bot"]
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class BotParts:
-    """What the composition root builds the `Bot` from."""
-
-    people: People
-    users: UserRepository
-    knowledge: Knowledge
-    forgetting: Forgetting
-    accounts: Accounts
-    approvals: Approvals
-    conversations: Conversations
-    digests: Digests
-    watching: Watching
-    memory: ConversationMemory
-    reports: Reports
-    tokens: McpTokens
-    backups: Backups
-    lookups: Lookups
-    notifiers: Notifiers
-    limits: Limits
-    commands: CommandRegistry
-    turns: TurnRepository
-    ingest_context: IngestContext
-    clock: Callable[[], datetime]
 
 
 class Bot:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from ipaddress import IPv4Address
 from pathlib import Path
@@ -11,6 +12,8 @@ import pytest
 
 from bot.app import Lore, open_lore
 from bot.settings import Settings, load_settings
+from graphs.guards import prepare_guards
+from storage.model_files import ensure_model_dir, model_choice
 from tests.control_cli import running_bot
 from tests.fakes.openai_server import FakeOpenAI
 from tests.matrix.homeserver import SYNAPSE_PYTHON, Homeserver, running_homeserver
@@ -33,6 +36,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One assembled model directory for the whole session (assembling copies ~100 MB)."""
     return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def assembled_models_dir(models_dir: Path) -> Path:
+    """`models_dir` as after Lore's first start: the default embedding model assembled and
+    the guards' prescreens built, so a `lore` command says nothing about preparing them
+    (whether or not a test before this one started Lore)."""
+    default = Settings.model_fields["embedding_model"].default
+    asyncio.run(ensure_model_dir(models_dir, model_choice(default)))
+    prepare_guards(models_dir)
+    return models_dir
 
 
 class SettingsFactory(Protocol):

@@ -14,7 +14,7 @@ from datetime import timedelta
 from bot.accounts import Accounts
 from bot.actions import ApprovedActions
 from bot.app.models import chat_model, meter, reranker, utc_now, vector_store
-from bot.app.stored_model import with_stored_model
+from bot.app.stored_model import current_identity, with_stored_model
 from bot.approvals import Approvals
 from bot.backups import BackupLayout, Backups
 from bot.commands import COMMANDS
@@ -29,11 +29,11 @@ from bot.lookups import LookupLimits, Lookups
 from bot.mcp_tokens import McpTokens
 from bot.memory import ConversationMemory
 from bot.notifications import Notifiers
+from bot.parts import BotParts
 from bot.people import LOCAL_OWNER, People
 from bot.politeness import WatchPolicy
-from bot.reindex_all import current_identity
 from bot.reports import Reports
-from bot.service import Bot, BotParts
+from bot.service import Bot
 from bot.settings import Settings
 from bot.sources import PendingChoices
 from bot.thread_locks import ThreadLocks

@@ -5,19 +5,39 @@ release's default), that one, so that an upgrade never stops a working bot.
 `lore reindex --all` always uses the configured (or default) model: it is how a
 deployment moves its vectors to a new default. A model named in EMBEDDING_MODEL is never
 replaced; if the stored vectors disagree with it, the start refuses (`storage.index_identity`).
+`current_identity` is what the vectors this process makes are recorded as.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from bot.settings import Settings
-from storage.index_identity import IndexIdentityError, read_identity
+from storage.index_identity import IndexIdentity, IndexIdentityError, read_identity
 from storage.model_files import MODEL_CHOICES
 
-__all__ = ["with_stored_model"]
+if TYPE_CHECKING:
+    from storage.embeddings import Embedder
+    from storage.lexical import LexicalScheme
+
+__all__ = ["current_identity", "with_stored_model"]
 
 logger = logging.getLogger(__name__)
+
+
+def current_identity(
+    settings: Settings, embedder: Embedder, lexical: LexicalScheme
+) -> IndexIdentity:
+    """The identity of the vectors this process makes."""
+    return IndexIdentity(
+        model=embedder.model_name,
+        model_sha256=embedder.model_sha256,
+        dimension=embedder.dimension,
+        chunk_tokens=settings.chunk_tokens,
+        chunk_overlap_tokens=settings.chunk_overlap_tokens,
+        lexical=lexical,
+    )
 
 
 def with_stored_model(
