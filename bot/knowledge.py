@@ -121,7 +121,7 @@ class Knowledge:
 
         def progress(step: IngestProgress) -> None:
             if on_progress is not None:
-                on_progress(f"⏳ {step.message}")
+                on_progress(f"{step.icon} {step.message}")
 
         try:
             return await ingest(self._graph, request, self._context, on_progress=progress)

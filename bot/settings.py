@@ -89,10 +89,22 @@ class Settings(BaseSettings):
         default=60.0, description="CPU seconds text extraction may spend on one file."
     )
     extract_memory_mb: Annotated[int, Field(ge=128, le=65_536)] = Field(
-        default=1024, description="Address space of one extraction worker process, in MiB."
+        default=2048, description="Address space of one extraction worker process, in MiB."
     )
     extract_workers: Annotated[int, Field(ge=1, le=32)] = Field(
         default=2, description="Extraction worker processes (files read at the same time)."
+    )
+    max_image_pixels: Annotated[int, Field(ge=10_000, le=1_000_000_000)] = Field(
+        default=40_000_000, description="Largest picture read (decoded width x height)."
+    )
+    max_ocr_pages: Annotated[int, Field(ge=1, le=10_000)] = Field(
+        default=50, description="Most pages without a text layer OCR'd in one document."
+    )
+    ocr_cpu_seconds_per_page: Annotated[float, Field(gt=0, le=3600)] = Field(
+        default=40.0, description="CPU seconds OCR may add for each page or picture."
+    )
+    media_threads: Annotated[int, Field(ge=1, le=64)] = Field(
+        default=1, description="Threads one worker uses for OCR and transcription."
     )
     watch_interval_minutes: Annotated[int, Field(ge=5, le=7 * 24 * 60)] = Field(
         default=60, description="Least time between two checks of one watched source."

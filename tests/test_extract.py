@@ -246,19 +246,22 @@ def test_hand_built_pdf_is_valid_for_strict_pypdf() -> None:
     assert len(reader.pages) == 1
 
 
-def test_pdf_pages_are_joined_and_titled_from_metadata(tmp_path: Path) -> None:
+def test_pdf_pages_each_have_their_heading_and_the_title_comes_from_metadata(
+    tmp_path: Path,
+) -> None:
     pdf = build_text_pdf(
-        [["Quarterly report", "Revenue grew (a lot)."], ["Second page text."]],
+        [["Quarterly report", "Revenue grew (a lot)."], ["# Second page text."]],
         title="Q3 Report",
     )
     result = _extract(_write(tmp_path, "q3.pdf", pdf), SourceFormat.PDF)
     assert result.title == "Q3 Report"
-    assert not result.is_markdown
-    assert "Quarterly report" in result.text
-    assert "Revenue grew (a lot)." in result.text
-    first, second = result.text.split("\n\n")
-    assert "Revenue" in first
-    assert second == "Second page text."
+    assert result.is_markdown
+    assert not result.recognised  # a text layer, nothing OCR'd
+    heading, first, heading_2, second = result.text.split("\n\n")
+    assert (heading, heading_2) == ("# Page 1", "# Page 2")
+    assert "Quarterly report" in first
+    assert "Revenue grew (a lot)." in first
+    assert second == "\\# Second page text."  # a line of the page, never a heading
 
 
 def test_pdf_without_metadata_title_uses_first_line(tmp_path: Path) -> None:
@@ -290,7 +293,7 @@ def test_password_protected_pdf_is_refused_politely(tmp_path: Path) -> None:
 
 def test_pdf_encrypted_with_empty_user_password_is_read(tmp_path: Path) -> None:
     path = _write(tmp_path, "open.pdf", _encrypted(build_text_pdf([["Open sesame"]]), ""))
-    assert _extract(path, SourceFormat.PDF).text == "Open sesame"
+    assert _extract(path, SourceFormat.PDF).text == "# Page 1\n\nOpen sesame"
 
 
 def test_damaged_pdf_is_refused(tmp_path: Path) -> None:

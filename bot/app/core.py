@@ -46,6 +46,7 @@ from graphs.fusion import Fusion
 from graphs.guards import prepare_guards
 from graphs.ingest.context import IngestContext, IngestLimits
 from graphs.ingest.extract_pool import ExtractionLimits, ExtractionPool
+from graphs.ingest.extract_protocol import MediaLimits
 from graphs.ingest.graph import build_ingest_graph, ingest
 from graphs.ingest.state import IngestRequest, IngestResult
 from graphs.ingest.url_fetch import FetchLimits, SafeFetcher
@@ -253,6 +254,12 @@ def _extraction_limits(settings: Settings) -> ExtractionLimits:
         cpu_seconds=settings.extract_cpu_seconds,
         memory_mb=settings.extract_memory_mb,
         workers=settings.extract_workers,
+        media=MediaLimits(
+            max_image_pixels=settings.max_image_pixels,
+            max_ocr_pages=settings.max_ocr_pages,
+            ocr_cpu_seconds_per_page=settings.ocr_cpu_seconds_per_page,
+            threads=settings.media_threads,
+        ),
     )
 
 

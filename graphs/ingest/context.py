@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from graphs.ingest.extract_protocol import ReadingStep
 from graphs.ingest.formats import ExtractedText, SourceFormat
 from storage.documents import DocumentRepository
 from storage.knowledge_index import KnowledgeIndex
@@ -52,8 +53,10 @@ class TextExtractor(Protocol):
         filename: str | None,
         charset: str | None,
         max_decompressed_bytes: int,
+        on_step: Callable[[ReadingStep], None] | None = None,
     ) -> ExtractedText:
-        """Clean text and a title, or an `IngestError` saying why not."""
+        """Clean text and a title, or an `IngestError` saying why not; the steps of a long
+        reading (pages OCR'd, minutes transcribed) go to `on_step`."""
 
 
 class FetchedPage(Protocol):

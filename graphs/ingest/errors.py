@@ -14,6 +14,7 @@ __all__ = [
     "FileTooLargeError",
     "IngestError",
     "NotUtf8Error",
+    "ReaderUnavailableError",
     "TooManyChunksError",
     "UnsupportedContentTypeError",
     "UnsupportedSourceError",
@@ -69,3 +70,8 @@ class FetchFailedError(IngestError):
 
 class ExtractionLimitError(IngestError):
     """Reading the file needed more CPU time or memory than one document may use."""
+
+
+class ReaderUnavailableError(IngestError):
+    """A reader's models (OCR, speech) are missing or not the recorded ones: an installation
+    problem, not the file's fault."""

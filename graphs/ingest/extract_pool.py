@@ -11,6 +11,12 @@ member gets `ExtractionLimitError`. At most `workers` jobs run at once; the rest
 for a free worker, so one hostile file holds one worker for at most its CPU allowance
 while the others keep serving.
 
+Heavy reading scales its limits with the work: a reader that finds pages to OCR or minutes
+to transcribe claims more CPU time within `ExtractionLimits.media`, the worker reports the
+job's new allowance, and the wall-clock backstop moves with it (never past the largest
+allowance the limits permit). The worker's progress frames (`ReadingStep`: page 3 of 12,
+2:10 of 7:45) go to the caller's `on_step` as they arrive.
+
 Watched feeds are parsed the same way (`ExtractionPool.parse_feed`), under the same limits.
 
 Workers start on first use (none at all for a core that never ingests), run with an
@@ -27,7 +33,8 @@ import signal
 import struct
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
@@ -38,13 +45,17 @@ from graphs.ingest.errors import (
     ExtractionLimitError,
     IngestError,
     NotUtf8Error,
+    ReaderUnavailableError,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract_protocol import READY
+from graphs.ingest.extract_protocol import READY, MediaLimits, ReadingStep
 from graphs.ingest.feeds import Feed, FeedError, feed_from_json
 from graphs.ingest.formats import ExtractedText, SourceFormat
 
-__all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError"]
+__all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError", "StepSink"]
+
+StepSink = Callable[[ReadingStep], None]
+"""Where a job's progress goes (pages OCR'd, seconds transcribed)."""
 
 logger = logging.getLogger(__name__)
 
@@ -57,9 +68,11 @@ _KNOWN_ERRORS: Final[dict[str, type[IngestError]]] = {
     for cls in (
         DecompressionBombError,
         EmptyDocumentError,
-        FeedError,
+        ExtractionLimitError,
         NotUtf8Error,
+        ReaderUnavailableError,
         UnsupportedSourceError,
+        FeedError,
     )
 }
 _CRASHED = "Lore could not read this file safely (its reader stopped), so I did not save it."
@@ -73,27 +86,64 @@ class ExtractionUnavailableError(IngestError):
 class ExtractionLimits:
     """What one extraction may cost, and how many run at once.
 
-    `cpu_seconds` is CPU time per file; `memory_mb` the address space of a worker
-    process (its ~70 MB of parsers included); the wall-clock backstop is
-    `wall_factor * cpu_seconds + wall_grace_seconds`, for a worker that stops
-    answering without using CPU.
+    `cpu_seconds` is CPU time per file, before heavy reading claims more within `media`;
+    `memory_mb` the address space of a worker process (its parsers and models included);
+    the wall-clock backstop is `wall_factor * allowance + wall_grace_seconds`, for a worker
+    that stops answering without using CPU.
     """
 
     cpu_seconds: float
     memory_mb: int
     workers: int = 2
+    media: MediaLimits = field(default_factory=MediaLimits)
     start_timeout_seconds: float = 60.0
     wall_factor: float = 3.0
     wall_grace_seconds: float = 10.0
 
+    def wall_seconds(self, allowance: float) -> float:
+        """How long a job with `allowance` CPU seconds may take on the clock."""
+        return self.wall_factor * allowance + self.wall_grace_seconds
+
     @property
-    def wall_seconds(self) -> float:
-        """How long one job may take on the clock before its worker is killed."""
-        return self.wall_factor * self.cpu_seconds + self.wall_grace_seconds
+    def most_cpu_seconds(self) -> float:
+        """The largest CPU allowance one job can reach (its claims included)."""
+        return self.cpu_seconds + self.media.most_cpu_seconds
 
 
 class _WorkerDiedError(Exception):
     """The worker process ended (or stopped answering) in the middle of a job."""
+
+
+@dataclass(slots=True)
+class _Job:
+    """One extraction on its way through a worker: what is sent, where its progress goes,
+    and its CPU allowance (grown by the readers' claims) with the deadline that follows it."""
+
+    header: dict[str, Any]
+    data: bytes
+    max_text: int
+    limits: ExtractionLimits
+    on_step: StepSink | None
+    allowance: float = 0.0
+    deadline: asyncio.Timeout | None = None
+    started: float = 0.0  # the event loop's clock when the job was sent
+
+    def __post_init__(self) -> None:
+        self.allowance = self.limits.cpu_seconds
+
+    def progress(self, frame: dict[str, Any]) -> None:
+        """A progress frame: a step for the caller, or a larger allowance (the wall-clock
+        backstop moves with it, never past the largest allowance the limits permit)."""
+        if "allowance" in frame:
+            self.allowance = min(float(frame["allowance"]), self.limits.most_cpu_seconds)
+            if self.deadline is not None:
+                self.deadline.reschedule(self.started + self.limits.wall_seconds(self.allowance))
+        elif self.on_step is not None:
+            try:
+                step = ReadingStep.from_json(frame["step"])
+            except (KeyError, TypeError, ValueError):
+                return  # a malformed step is no reason to fail the job
+            self.on_step(step)
 
 
 @dataclass(slots=True)
@@ -112,16 +162,21 @@ class _Worker:
             raise RuntimeError("extraction worker started without a stdout pipe")
         return self.process.stdout
 
-    async def run(self, header: dict[str, Any], data: bytes, max_text: int) -> tuple[Any, bytes]:
-        """Send one job and read its answer; `_WorkerDiedError` if the worker went away."""
-        encoded = json.dumps(header).encode()
+    async def run(self, job: _Job) -> tuple[Any, bytes]:
+        """Send one job, pass its progress frames on, read its answer; `_WorkerDiedError` if
+        the worker went away."""
+        encoded = json.dumps(job.header).encode()
         try:
             self.stdin.write(struct.pack(">I", len(encoded)) + encoded)
-            self.stdin.write(struct.pack(">Q", len(data)))
-            self.stdin.write(data)
+            self.stdin.write(struct.pack(">Q", len(job.data)))
+            self.stdin.write(job.data)
             await self.stdin.drain()
-            answer = json.loads(await self._read_frame(">I", _MAX_HEADER))
-            text = await self._read_frame(">Q", max_text)
+            while True:
+                answer = json.loads(await self._read_frame(">I", _MAX_HEADER))
+                if "step" not in answer and "allowance" not in answer:
+                    break
+                job.progress(answer)
+            text = await self._read_frame(">Q", job.max_text)
         except (asyncio.IncompleteReadError, ConnectionError) as exc:
             raise _WorkerDiedError from exc
         return answer, text
@@ -184,8 +239,10 @@ class ExtractionPool:
         filename: str | None,
         charset: str | None,
         max_decompressed_bytes: int,
+        on_step: StepSink | None = None,
     ) -> ExtractedText:
-        """Clean text and title of `data`, extracted in a worker; an `IngestError` if not."""
+        """Clean text and title of `data`, extracted in a worker; an `IngestError` if not.
+        A long reading's steps (page 3 of 12...) go to `on_step` while it runs."""
         if not self._open:
             raise RuntimeError("use ExtractionPool as an async context manager")
         header = {
@@ -194,14 +251,24 @@ class ExtractionPool:
             "charset": charset,
             "max_decompressed_bytes": max_decompressed_bytes,
             "cpu_seconds": self._limits.cpu_seconds,
+            "media": self._limits.media.to_json(),
         }
         max_text = 4 * max(max_decompressed_bytes, len(data)) + _MAX_HEADER
-        answer, text = await self._isolated(header, data, max_text)
-        self._raise_error(answer)
+        if on_step is not None:
+            # The steps go back to the caller in its own context (a LangGraph stream writer
+            # finds its run there); the job itself runs in an empty one, see below.
+            caller = contextvars.copy_context()
+            report = on_step
+            on_step = lambda step: caller.run(report, step)  # noqa: E731
+        job = _Job(header, data, max_text, self._limits, on_step)
+        answer, text = await self._isolated(job)
+        self._raise_error(answer, job.allowance)
         return ExtractedText(
             title=str(answer["title"]),
             text=text.decode("utf-8", "replace"),
             is_markdown=bool(answer["is_markdown"]),
+            recognised=bool(answer.get("recognised", False)),
+            language=str(answer.get("language") or ""),
         )
 
     async def parse_feed(self, body: bytes, *, base_url: str) -> Feed:
@@ -211,28 +278,26 @@ class ExtractionPool:
             raise RuntimeError("use ExtractionPool as an async context manager")
         header = {"feed_base_url": base_url, "cpu_seconds": self._limits.cpu_seconds}
         # JSON escapes a character in at most six.
-        answer, text = await self._isolated(header, body, 6 * len(body) + _MAX_HEADER)
-        self._raise_error(answer)
+        job = _Job(header, body, 6 * len(body) + _MAX_HEADER, self._limits, None)
+        answer, text = await self._isolated(job)
+        self._raise_error(answer, job.allowance)
         return feed_from_json(text.decode("utf-8", "replace"))
 
-    async def _isolated(
-        self, header: dict[str, Any], data: bytes, max_text: int
-    ) -> tuple[Any, bytes]:
+    async def _isolated(self, job: _Job) -> tuple[Any, bytes]:
         """One job, run in an empty context. A worker outlives the call that starts or uses
         it, and so do the callbacks that its pipes and timeouts register with the event loop,
         each with the context it was registered in. The caller's context can hold a whole
         ingest (a LangGraph run's config reaches its state: the file, its text, its
         vectors)."""
-        job = self._job(header, data, max_text)
-        return await asyncio.create_task(job, context=contextvars.Context())
+        return await asyncio.create_task(self._job(job), context=contextvars.Context())
 
-    async def _job(self, header: dict[str, Any], data: bytes, max_text: int) -> tuple[Any, bytes]:
+    async def _job(self, job: _Job) -> tuple[Any, bytes]:
         """Run one job in a free worker (started if none is idle); its answer and text."""
         async with self._slots:
             worker = self._idle.pop() if self._idle else await self._start()
             reusable = False
             try:
-                answer, text = await self._run(worker, header, data, max_text)
+                answer, text = await self._run(worker, job)
                 failed = "error" in answer and answer["error"]["kind"] not in _KNOWN_ERRORS
                 reusable = not failed and not answer.get("retire", True)
             finally:
@@ -244,35 +309,31 @@ class ExtractionPool:
                     await self._reap()
         return answer, text
 
-    async def _run(
-        self, worker: _Worker, header: dict[str, Any], data: bytes, max_text: int
-    ) -> tuple[Any, bytes]:
+    async def _run(self, worker: _Worker, job: _Job) -> tuple[Any, bytes]:
         started = time.monotonic()
         try:
-            async with asyncio.timeout(self._limits.wall_seconds):
-                return await worker.run(header, data, max_text)
+            async with asyncio.timeout(self._limits.wall_seconds(job.allowance)) as deadline:
+                job.deadline, job.started = deadline, asyncio.get_running_loop().time()
+                return await worker.run(job)
         except TimeoutError:
             logger.warning("Extraction worker passed the wall-clock backstop; killed")
-            raise self._limit_error() from None
+            raise self._limit_error(job.allowance) from None
         except _WorkerDiedError as exc:
             worker.kill()
             code = await worker.process.wait()
             # A worker that died after working at least its CPU allowance was stopped by it
             # (on a busy machine the kernel's signal can race the pipe closing).
-            spent_allowance = time.monotonic() - started >= self._limits.cpu_seconds
+            spent_allowance = time.monotonic() - started >= job.allowance
             if code == -signal.SIGXCPU or spent_allowance:
-                logger.warning(
-                    "Extraction stopped at its CPU limit (%gs)", self._limits.cpu_seconds
-                )
-                raise self._limit_error() from exc
+                logger.warning("Extraction stopped at its CPU limit (%gs)", job.allowance)
+                raise self._limit_error(job.allowance) from exc
             logger.warning("Extraction worker died (exit code %s): %s", code, exc)
             raise UnsupportedSourceError(_CRASHED) from exc
 
-    def _limit_error(self) -> ExtractionLimitError:
-        limits = self._limits
+    def _limit_error(self, cpu_seconds: float) -> ExtractionLimitError:
         return ExtractionLimitError(
             "This file needs more work to read than Lore allows for one document "
-            f"({limits.cpu_seconds:g} seconds of CPU, {limits.memory_mb} MB of memory), "
+            f"({cpu_seconds:g} seconds of CPU, {self._limits.memory_mb} MB of memory), "
             "so I did not save it. If it is a normal document, try sending it in parts."
         )
 
@@ -304,7 +365,7 @@ class ExtractionPool:
             raise ExtractionUnavailableError(_UNAVAILABLE)
         return worker
 
-    def _raise_error(self, answer: Any) -> None:
+    def _raise_error(self, answer: Any, allowance: float) -> None:
         """The `IngestError` a worker reported, if it reported one."""
         error = answer.get("error")
         if error is None:
@@ -314,7 +375,7 @@ class ExtractionPool:
             raise _KNOWN_ERRORS[kind](message)
         if kind == "memory":
             logger.warning("Extraction stopped at its memory limit (%d MB)", self._limits.memory_mb)
-            raise self._limit_error()
+            raise self._limit_error(allowance)
         logger.warning("Extraction failed inside the worker: %s", message)
         raise UnsupportedSourceError(_CRASHED)
 

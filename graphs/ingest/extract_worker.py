@@ -1,16 +1,18 @@
 """The text-extraction worker process: reads jobs on stdin, extracts under CPU and memory limits.
 
 Run as `python -m graphs.ingest.extract_worker MEMORY_MB` by `extract_pool.ExtractionPool`,
-never imported by the bot. It imports only the extraction module and its parsers
-(pypdf, python-docx, trafilatura): no model runtime, no storage, no secrets (the pool
-starts it with an empty environment).
+never imported by the bot. It imports only the extraction module and its readers (and,
+for pictures and sound, the OCR and speech models they load): no storage, no secrets (the
+pool starts it with an empty environment).
 
 Limits, set by the worker on itself:
 - `RLIMIT_AS`: the whole process may map at most MEMORY_MB; a parser that asks for
   more gets a `MemoryError` (reported as such) or dies;
 - `RLIMIT_CPU`: before each job the soft limit is set to the CPU time used so far plus
   the job's allowance, so the kernel stops an overrunning job with SIGXCPU (the pool
-  sees the signal and replaces the worker);
+  sees the signal and replaces the worker). A reader that finds heavy work (pages to OCR,
+  minutes to transcribe) claims more, within the job's `MediaLimits`, and the worker
+  tells the pool its new allowance so the pool's wall-clock backstop follows;
 - `RLIMIT_CORE` 0: a killed worker leaves no core file behind.
 
 A failed job whose peak address space reached 90% of the limit is reported as a memory
@@ -19,10 +21,13 @@ whose peak passed half the limit asks to be retired, so the next job starts fres
 
 Protocol (all lengths big-endian): the worker first writes `READY`. A job is a 4-byte
 length and a JSON header (format, filename, charset, max_decompressed_bytes,
-cpu_seconds; or, for a feed, `feed_base_url` and cpu_seconds), then an 8-byte length and
-the source bytes. The answer is a 4-byte length and a JSON header (`title` and
-`is_markdown`, or `feed`, or `error` with `kind` and `message`; and `retire`), then an
-8-byte length and the UTF-8 text (the feed as JSON for a feed; empty after an error).
+cpu_seconds, media; or, for a feed, `feed_base_url` and cpu_seconds), then an 8-byte length
+and the source bytes. While it runs, the worker
+may write progress frames: a 4-byte length and a JSON header with `step` (a `ReadingStep`)
+or `allowance` (the job's CPU seconds now), with nothing after them. The answer is a 4-byte
+length and a JSON header (`title`, `is_markdown`, `recognised` and `language`, or `feed`,
+or `error` with `kind` and `message`; and `retire`), then an 8-byte length and the UTF-8 text
+(the feed as JSON for a feed; empty after an error).
 """
 
 from __future__ import annotations
@@ -39,10 +44,11 @@ from typing import IO, Any, Final
 
 from graphs.ingest.errors import IngestError
 from graphs.ingest.extract import extract_text
-from graphs.ingest.extract_protocol import READY
+from graphs.ingest.extract_protocol import READY, MediaLimits, ReadingStep
 from graphs.ingest.feed_parsing import parse_feed
 from graphs.ingest.feeds import feed_to_json
 from graphs.ingest.formats import SourceFormat
+from graphs.ingest.reading_job import ReadingJob
 
 __all__ = ["main"]
 
@@ -66,7 +72,7 @@ def main() -> None:
         data = _read_frame(inbox, ">Q")
         if data is None:
             return
-        answer, text = _run(json.loads(header), data)
+        answer, text = _run(json.loads(header), data, outbox)
         peak = _peak_address_space()
         if peak >= _NEAR_LIMIT * limit and "error" in answer and answer["error"]["kind"] != "crash":
             # Parsers report a failed allocation as a broken file ("unknown error"):
@@ -78,10 +84,31 @@ def main() -> None:
         outbox.flush()
 
 
-def _run(job: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str]:
+class _Allowance:
+    """One job's CPU allowance: set when it starts, grown by the readers' claims."""
+
+    def __init__(self, seconds: float, outbox: IO[bytes]) -> None:
+        self._start = _cpu_used()
+        self._seconds = seconds
+        self._outbox = outbox
+        _limit_cpu(self._start + seconds)
+
+    def claim(self, seconds: float) -> None:
+        """Allow `seconds` more, and tell the pool the job's allowance now."""
+        self._seconds += max(0.0, seconds)
+        _limit_cpu(self._start + self._seconds)
+        _send_progress(self._outbox, {"allowance": self._seconds})
+
+
+def _run(job: dict[str, Any], data: bytes, outbox: IO[bytes]) -> tuple[dict[str, Any], str]:
     """Extract one source (or parse one feed) under its CPU allowance; an answer header and
     the text."""
-    _allow_cpu(float(job["cpu_seconds"]))
+    allowance = _Allowance(float(job["cpu_seconds"]), outbox)
+
+    def report(step: ReadingStep) -> None:
+        _send_progress(outbox, {"step": step.to_json()})
+
+    reading = ReadingJob(MediaLimits.from_json(job.get("media", {})), report, allowance.claim)
     out_of_memory = False
     try:
         if "feed_base_url" in job:
@@ -93,6 +120,7 @@ def _run(job: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str]:
             filename=job["filename"],
             charset=job["charset"],
             max_decompressed_bytes=int(job["max_decompressed_bytes"]),
+            job=reading,
         )
     except IngestError as exc:
         return {"error": {"kind": type(exc).__name__, "message": str(exc)}}, ""
@@ -103,10 +131,21 @@ def _run(job: dict[str, Any], data: bytes) -> tuple[dict[str, Any], str]:
     except Exception as exc:  # the job boundary: a parser bug must not look like an answer
         return {"error": {"kind": "crash", "message": type(exc).__name__}}, ""
     finally:
-        _allow_cpu(None)
+        _limit_cpu(None)
     if out_of_memory:
         return {"error": {"kind": "memory", "message": ""}}, ""
-    return {"title": extracted.title, "is_markdown": extracted.is_markdown}, extracted.text
+    answer = {
+        "title": extracted.title,
+        "is_markdown": extracted.is_markdown,
+        "recognised": extracted.recognised,
+        "language": extracted.language,
+    }
+    return answer, extracted.text
+
+
+def _send_progress(outbox: IO[bytes], header: dict[str, Any]) -> None:
+    _write_frame(outbox, ">I", json.dumps(header).encode())
+    outbox.flush()
 
 
 def _peak_address_space() -> int:
@@ -120,15 +159,18 @@ def _peak_address_space() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # Linux: KiB of RSS
 
 
-def _allow_cpu(seconds: float | None) -> None:
-    """Let the process use `seconds` more CPU time from now (None: no limit)."""
+def _cpu_used() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _limit_cpu(total: float | None) -> None:
+    """Stop the process once it has used `total` CPU seconds in all (None: no limit)."""
     _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    if seconds is None:
+    if total is None:
         resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
         return
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    soft = math.ceil(usage.ru_utime + usage.ru_stime + seconds)
-    resource.setrlimit(resource.RLIMIT_CPU, (_lower(soft, hard), hard))
+    resource.setrlimit(resource.RLIMIT_CPU, (_lower(math.ceil(total), hard), hard))
 
 
 def _lower(value: int, hard: int) -> int:

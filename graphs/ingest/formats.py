@@ -35,21 +35,29 @@ class SourceFormat(StrEnum):
     XLSX = "xlsx"
     PPTX = "pptx"
     EMAIL = "email"
+    IMAGE = "image"
 
 
 @dataclass(frozen=True, slots=True)
 class ExtractedText:
-    """Clean text of a source, its title, and whether the text is Markdown."""
+    """Clean text of a source, its title, and whether the text is Markdown.
+
+    `recognised` is set when a model read some of it (OCR, speech): such text cannot be had
+    again cheaply or exactly, so it is kept beside the original. `language` is the language a
+    model detected (an ISO 639-1 code), "" when none did.
+    """
 
     title: str
     text: str
     is_markdown: bool
+    recognised: bool = False
+    language: str = ""
 
 
 #: What Lore reads, as a person reads it in a message.
 READABLE_KINDS = (
-    "Markdown, plain text, HTML, PDF, Word (.docx), CSV, Excel (.xlsx), PowerPoint (.pptx) "
-    "and e-mail (.eml)"
+    "Markdown, plain text, HTML, PDF (scanned ones too), Word (.docx), CSV, Excel (.xlsx), "
+    "PowerPoint (.pptx), e-mail (.eml) and pictures (.png, .jpg, .webp)"
 )
 _EXTENSIONS: dict[str, SourceFormat] = {
     **dict.fromkeys((".md", ".markdown", ".mdown", ".mkd"), SourceFormat.MARKDOWN),
@@ -61,6 +69,9 @@ _EXTENSIONS: dict[str, SourceFormat] = {
     ".xlsx": SourceFormat.XLSX,
     ".pptx": SourceFormat.PPTX,
     ".eml": SourceFormat.EMAIL,
+    **dict.fromkeys(
+        (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"), SourceFormat.IMAGE
+    ),
 }
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(_EXTENSIONS)
 _OOXML = "application/vnd.openxmlformats-officedocument"
@@ -75,7 +86,12 @@ _CONTENT_TYPES: dict[str, SourceFormat] = {
     f"{_OOXML}.spreadsheetml.sheet": SourceFormat.XLSX,
     f"{_OOXML}.presentationml.presentation": SourceFormat.PPTX,
     "message/rfc822": SourceFormat.EMAIL,
+    **dict.fromkeys(
+        ("image/png", "image/jpeg", "image/webp", "image/gif", "image/bmp", "image/tiff"),
+        SourceFormat.IMAGE,
+    ),
 }
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
 _ZIP_MARKERS: tuple[tuple[bytes, SourceFormat], ...] = (
     (b"word/", SourceFormat.DOCX),
     (b"xl/", SourceFormat.XLSX),
@@ -101,6 +117,8 @@ def _sniff(head: bytes) -> SourceFormat | None:
     start = head[:_SNIFF_BYTES]
     if b"%PDF-" in start:
         return SourceFormat.PDF
+    if head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
+        return SourceFormat.IMAGE
     if head.startswith(b"PK\x03\x04"):
         # The first member's name (an Office file starts with [Content_Types].xml, then
         # its own folder: word/, xl/ or ppt/).

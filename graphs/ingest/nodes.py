@@ -30,6 +30,7 @@ from graphs.ingest.errors import (
 )
 from graphs.ingest.formats import ExtractedText, SourceFormat, detect_format
 from graphs.ingest.points import chunk_hash, embedding_text, lexical_vectors
+from graphs.ingest.reading_progress import reading_progress
 from graphs.ingest.state import (
     IngestOutcome,
     IngestProgress,
@@ -39,6 +40,7 @@ from graphs.ingest.state import (
     RawSource,
     chunks_text,
 )
+from storage.documents import DocumentRecord, DocumentRepository
 
 __all__ = [
     "chunk",
@@ -154,9 +156,14 @@ async def fetch_url(state: IngestState, runtime: Runtime[IngestContext]) -> Upda
 
 async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     """Extract clean text (in a limited worker process), mask card numbers, and recognise
-    content this owner already has."""
+    content this owner already has: the same source sent again with the same bytes is not
+    read again (a scan is not OCR'd twice), the same text under another name is recognised
+    once read."""
     request, raw = state["request"], state["raw"]
     documents = runtime.context.documents
+    known = await documents.find_by_source(request.owner_id, raw.source_ref)
+    if known is not None and await runtime.context.originals.holds(known.original_path, raw.data):
+        return {"result": await _duplicate(documents, known, 0)}
     fmt = detect_format(raw.file_name, raw.content_type, raw.data[:2048])
     extracted = await runtime.context.extractor.extract(
         raw.data,
@@ -164,6 +171,7 @@ async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         filename=raw.file_name,
         charset=raw.charset,
         max_decompressed_bytes=runtime.context.limits.max_decompressed_bytes,
+        on_step=lambda step: runtime.stream_writer(reading_progress(step)),
     )
     if request.title:
         extracted = replace(extracted, title=request.title)
@@ -178,13 +186,19 @@ async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         "masked_cards": masked,
     }
     if same is not None:
-        chunk_count = len(await documents.chunk_hashes(same.id))
-        update["result"] = IngestResult(
-            IngestOutcome.DUPLICATE, same.id, same.title, chunk_count, masked_cards=masked
-        )
+        update["result"] = await _duplicate(documents, same, masked)
         return update
-    update["existing"] = await documents.find_by_source(request.owner_id, raw.source_ref)
+    update["existing"] = known
     return update
+
+
+async def _duplicate(
+    documents: DocumentRepository, same: DocumentRecord, masked: int
+) -> IngestResult:
+    chunk_count = len(await documents.chunk_hashes(same.id))
+    return IngestResult(
+        IngestOutcome.DUPLICATE, same.id, same.title, chunk_count, masked_cards=masked
+    )
 
 
 def _mask_cards(

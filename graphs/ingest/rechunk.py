@@ -14,7 +14,9 @@ private), title, pin, dates and content hash; no other table refers to chunk row
 
 A document whose original is missing, no longer extracts, or now reads differently (its
 text no longer has the stored content hash, e.g. after an extractor upgrade) keeps its
-chunks and is reported, so nothing changes content behind the operator's back.
+chunks and is reported, so nothing changes content behind the operator's back. Text a model
+read (OCR, a transcript) is kept beside its original and cut again from there: a recording
+is never transcribed again.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import PurePath
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
 from graphs.ingest.extract_pool import ExtractionUnavailableError
-from graphs.ingest.formats import SourceFormat
+from graphs.ingest.formats import ExtractedText, SourceFormat
 from graphs.ingest.nodes import cut_chunks
 from graphs.ingest.points import embedding_text, lexical_vectors, make_point
 from graphs.ingest.state import PreparedChunk
@@ -92,14 +94,7 @@ async def rechunk_all(
 async def rechunk_document(context: IngestContext, record: DocumentRecord) -> tuple[int, int]:
     """Cut one document again from its original and replace its chunks and points; the
     number of chunks before and after."""
-    data = await context.originals.read(record.original_path)
-    extracted = await context.extractor.extract(
-        data,
-        SourceFormat(record.format),
-        filename=PurePath(record.original_path).name,
-        charset=None,
-        max_decompressed_bytes=context.limits.max_decompressed_bytes,
-    )
+    extracted = await _stored_text(context, record)
     if hashlib.sha256(extracted.text.encode()).hexdigest() != record.content_hash:
         raise _OriginalChangedError("its original no longer reads as the text it was stored with")
     prepared = await cut_chunks(extracted, context)
@@ -113,6 +108,22 @@ async def rechunk_document(context: IngestContext, record: DocumentRecord) -> tu
         await context.index.delete_points(record.collection, removed)
         await _upsert(context, record, prepared, dense, texts)
     return before, len(rows)
+
+
+async def _stored_text(context: IngestContext, record: DocumentRecord) -> ExtractedText:
+    """The document's text: as a model once read it (kept beside the original), else its
+    original extracted again in the limited worker."""
+    recognised = await context.originals.read_recognised(record.original_path)
+    if recognised is not None:
+        return ExtractedText(record.title, recognised.text, recognised.is_markdown, True)
+    data = await context.originals.read(record.original_path)
+    return await context.extractor.extract(
+        data,
+        SourceFormat(record.format),
+        filename=PurePath(record.original_path).name,
+        charset=None,
+        max_decompressed_bytes=context.limits.max_decompressed_bytes,
+    )
 
 
 async def _upsert(

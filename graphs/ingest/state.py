@@ -69,10 +69,12 @@ class RawSource:
 
 @dataclass(frozen=True, slots=True)
 class IngestProgress:
-    """A step of an ingest, for edges that show progress ("Fetching the page...")."""
+    """A step of an ingest, for edges that show progress ("Fetching the page..."), with the
+    icon that leads it ("🎙" while transcribing, "🔎" while reading pictures)."""
 
     stage: str
     message: str
+    icon: str = "⏳"
 
 
 class IngestOutcome(StrEnum):

@@ -26,6 +26,7 @@ from graphs.ingest.state import (
 )
 from storage.documents import DocumentRecord, DuplicateContentError, NewChunk
 from storage.ids import DocumentId, PointId, new_document_id, point_id
+from storage.originals import RecognisedText
 from storage.timestamps import now_iso
 from storage.vectors import VectorStoreError
 
@@ -48,7 +49,12 @@ async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     existing, extracted = state.get("existing"), state["extracted"]
     document_id = existing.id if existing is not None else new_document_id()
     now = now_iso()
-    original = await context.originals.save(request.owner_id, document_id, raw.file_name, raw.data)
+    recognised = (
+        RecognisedText(extracted.text, extracted.is_markdown) if extracted.recognised else None
+    )
+    original = await context.originals.save(
+        request.owner_id, document_id, raw.file_name, raw.data, recognised=recognised
+    )
     record = DocumentRecord(
         id=document_id,
         owner_id=request.owner_id,
