@@ -84,7 +84,7 @@ def test_a_folder_with_nothing_to_read_says_so_and_which_types_lore_reads(workdi
     hidden = workdir / "only-others" / ".git"
     hidden.mkdir(parents=True)
     (hidden / "notes.md").write_text("# Hidden\n\nNot for Lore.\n")
-    (workdir / "only-others" / "photo.jpg").write_bytes(b"\xff\xd8\xff")
+    (workdir / "only-others" / "backup.zip").write_bytes(b"PK\x05\x06" + bytes(18))
     (workdir / "only-others" / "Makefile").write_text("all:\n")
 
     empty = lore(workdir, "ingest", "empty", "--shared")
@@ -99,7 +99,7 @@ def test_a_folder_with_nothing_to_read_says_so_and_which_types_lore_reads(workdi
     lines = others.stderr.strip().splitlines()
     assert [line.split(" (it reads")[0] for line in lines[:2]] == [
         "Skipped only-others/Makefile: Lore does not read files without an extension",
-        "Skipped only-others/photo.jpg: Lore does not read .jpg files",
+        "Skipped only-others/backup.zip: Lore does not read .zip files",
     ]
     assert lines[2].startswith("There is nothing to ingest in only-others: ")
     assert ".git" not in others.stderr  # hidden files are left out silently
