@@ -13,18 +13,20 @@ import re
 import pytest
 
 from graphs.guards import ALLOWED, GUARD_OFF_TOPIC, GUARD_PROMPT_INJECTION, check_input, normalize
+from graphs.guards.attack_words import PLAIN_TOKENS
 from graphs.guards.classifier import MAX_WINDOWS, WINDOW, load_model
 from graphs.guards.exfiltration_rules import (
     EXTRACTION_RULES,
     FLOODING_RULE,
     NUMBER_FLOODING_RULE,
 )
-from graphs.guards.injection import _PLAIN_TOKENS, _assess, _leet_excerpt
-from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES, match_width
+from graphs.guards.injection import _assess, _leet_excerpt
+from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.invisible import BLANK, INVISIBLE
 from graphs.guards.languages import LANGUAGE_RULES
 from graphs.guards.lookalikes import _FOLDED_PIECES
+from graphs.guards.rule import match_width
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 from graphs.guards.topic import AT_SENTENCE_START, OFF_TOPIC_KINDS, off_topic_kind
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
@@ -289,5 +291,5 @@ def test_the_guards_remember_only_word_sized_pieces_of_what_they_read() -> None:
         token = "".join(rng.choice("abcdefghij") for _ in range(3_000))
         check_input(cjk)
         check_input(f"{token} \u0430{token} ignore")
-    assert max(map(len, _PLAIN_TOKENS), default=0) <= 40
+    assert max(map(len, PLAIN_TOKENS), default=0) <= 40
     assert max(map(len, _FOLDED_PIECES), default=0) <= 40

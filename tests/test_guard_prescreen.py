@@ -18,12 +18,13 @@ import pytest
 
 from graphs.guards import normalize
 from graphs.guards.exfiltration_rules import EXTRACTION_RULES
-from graphs.guards.injection import _RuleIndex
 from graphs.guards.injection_rules import COMPACT_RULES, CONTROL_RULES
 from graphs.guards.intent_rules import INTENT_RULES
 from graphs.guards.languages import LANGUAGE_RULES
-from graphs.guards.prescreen import Prescreen, superset_pattern
+from graphs.guards.pattern_superset import superset_pattern
+from graphs.guards.prescreen import Prescreen
 from graphs.guards.rule_gate import view_tokens
+from graphs.guards.rule_index import RuleIndex
 from graphs.guards.topic import OFF_TOPIC_KINDS
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import SENTENCES
@@ -201,10 +202,10 @@ def test_an_unwritable_cache_only_costs_a_compile(tmp_path: Path) -> None:
 
 
 def test_the_rule_index_tries_the_rules_that_match_with_or_without_it() -> None:
-    screened, plain = _RuleIndex(RULES), _RuleIndex(RULES, prescreen=False)
+    screened, plain = RuleIndex(RULES), RuleIndex(RULES, prescreen=False)
     compact, compact_plain = (
-        _RuleIndex(COMPACT_RULES),
-        _RuleIndex(COMPACT_RULES, prescreen=False),
+        RuleIndex(COMPACT_RULES),
+        RuleIndex(COMPACT_RULES, prescreen=False),
     )
     for view in VIEWS:
         tokens = view_tokens(view)[1]

@@ -19,7 +19,7 @@ from graphs.guards import normalize
 from graphs.guards.classifier import WINDOW, load_model
 from graphs.guards.encoded_runs import _BIT_MARKS, _HEX_MARKS, _base64_runs, _has_stretch
 from graphs.guards.exfiltration_rules import FLOODING_RULE, NUMBER_FLOODING_RULE
-from graphs.guards.injection import _may_flood
+from graphs.guards.ibans import _IBAN_START, _iban_starts, byte_classes, find_ibans
 from graphs.guards.invisible import BLANK, INVISIBLE, holds_hidden
 from graphs.guards.lookalikes import _WORD, _fold_word, _may_fold, fold_lookalikes
 from graphs.guards.markup import _HAS_MARKUP, _MARKDOWN_MARKS, _MARKUP_CHARS
@@ -29,17 +29,14 @@ from graphs.guards.normalize import _join_spaced, _rot13, _strip_tags, leet_fold
 from graphs.guards.payment import (
     _CARD_DIGITS,
     _DIGIT_RUN,
-    _IBAN_START,
     _SEPARATOR_BYTES,
-    _classes,
-    _iban_starts,
     _may_hold_card,
-    find_ibans,
     find_payment_cards,
 )
 from graphs.guards.rule_gate import view_tokens
 from graphs.guards.topic import OFF_TOPIC_KINDS, _search
 from graphs.guards.unicode_table import WORD, category_points, space_points
+from graphs.guards.view_shapes import may_flood
 from tests.test_guard_families import BENIGN, CAUGHT, OBFUSCATED
 from tests.test_guard_long_messages import ALL_RULES, SENTENCES
 
@@ -207,7 +204,7 @@ def test_every_text_the_flooding_rules_match_may_flood() -> None:
         view_tokens.cache_clear()
         if any(rule.pattern.search(text) for rule in (FLOODING_RULE, NUMBER_FLOODING_RULE)):
             matched += 1
-            assert _may_flood(text), text
+            assert may_flood(text), text
     assert matched > 300
 
 
@@ -235,7 +232,7 @@ def test_the_markup_characters_are_in_every_text_the_markup_pre_test_finds() -> 
 def test_the_iban_byte_test_finds_two_letters_before_two_digits() -> None:
     letters_then_digits = re.compile("[A-Za-z]{2}[0-9]{2}")
     for text in _random_texts("AZaz09 \u00e9\u0663-1", seed=8):
-        may_hold = b"AA99" in _classes(text)
+        may_hold = b"AA99" in byte_classes(text)
         assert may_hold == (letters_then_digits.search(text) is not None), text
         if _IBAN_START.search(text) is not None:
             assert may_hold, text
@@ -261,7 +258,7 @@ def test_every_digit_run_long_enough_for_a_card_passes_the_card_pre_test(alphabe
             long_runs += 1
             assert _may_hold_card(text), text
             if text.isascii():
-                assert _CARD_DIGITS in _classes(text, _SEPARATOR_BYTES), text
+                assert _CARD_DIGITS in byte_classes(text, _SEPARATOR_BYTES), text
     assert long_runs > 100  # the alphabet makes such runs often enough to test
 
 

@@ -8,6 +8,7 @@ chunks. The detectors are exported for tests and benchmarks.
 """
 
 from graphs.guards.doors import Door, check_door_text
+from graphs.guards.ibans import IbanMatch, find_ibans, iban_is_valid
 from graphs.guards.injection import (
     FLAG_THRESHOLD,
     INJECTION_THRESHOLD,
@@ -18,14 +19,7 @@ from graphs.guards.injection import (
 )
 from graphs.guards.input_guard import MESSAGES, check_input, check_sensitive, prepare_guards
 from graphs.guards.normalize import NormalizedText, normalize
-from graphs.guards.payment import (
-    CardMatch,
-    IbanMatch,
-    find_ibans,
-    find_payment_cards,
-    iban_is_valid,
-    luhn_is_valid,
-)
+from graphs.guards.payment import CardMatch, find_payment_cards, luhn_is_valid
 from graphs.guards.topic import off_topic_kind
 from graphs.guards.verdict import (
     ALLOWED,

@@ -12,7 +12,7 @@ combine them"), shell-command requests and token flooding (one word repeated 20+
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["EXTRACTION_RULES", "FLOODING_RULE", "NUMBER_FLOODING_RULE"]
 

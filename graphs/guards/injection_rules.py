@@ -1,12 +1,12 @@
 """Hold the weighted patterns for injections that try to take control of the assistant.
 
-Each `Rule` is a regex over folded text (casefolded, accents and look-alikes folded, see
-`normalize`) with a weight; `injection.injection_score` sums the weights of the rules
-that fire, and 1.0 refuses. Strong rules (weight 1.0) are phrasings with essentially no
-benign use in a question to a knowledge base ("ignore all previous instructions",
-"you are now DAN", "developer mode enabled"); weak ones (0.4-0.7) only refuse together.
-Rules marked `dampened` count less inside a sentence that asks *about* something ("how
-do I prevent ...", "why does the model ...").
+Each `Rule` (`graphs.guards.rule`) is a regex over folded text (casefolded, accents and
+look-alikes folded, see `normalize`) with a weight; `injection.injection_score` sums the
+weights of the rules that fire, and 1.0 refuses. Strong rules (weight 1.0) are phrasings
+with essentially no benign use in a question to a knowledge base ("ignore all previous
+instructions", "you are now DAN", "developer mode enabled"); weak ones (0.4-0.7) only
+refuse together. Rules marked `dampened` count less inside a sentence that asks *about*
+something ("how do I prevent ...", "why does the model ...").
 
 Families here: instruction override (English plus a few common translations), prior-context
 dismissal ("ignore the above and say"), safety override, role and persona hijack (DAN,
@@ -17,108 +17,9 @@ or make the assistant act live in `exfiltration_rules`.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
-from typing import Any, Final
+from graphs.guards.rule import Rule, make_rule
 
-__all__ = ["COMPACT_RULES", "CONTROL_RULES", "MAX_REACH", "Rule", "make_rule", "match_width"]
-
-
-@dataclass(frozen=True, slots=True)
-class Rule:
-    """One weighted pattern; `dampened` rules weigh less in a how/why question.
-
-    The prefilter: `pattern` can only match if the text holds one of `words` (whole
-    `\\w+` tokens) or one of `needles` (substrings); with neither, the pattern always runs.
-    `reach` bounds how long a match can be (see `match_width`), so a long text is only
-    searched that far either side of a prefilter hit.
-    """
-
-    name: str
-    weight: float
-    pattern: re.Pattern[str]
-    words: frozenset[str]
-    needles: tuple[str, ...]
-    dampened: bool = True
-    reach: int = 0
-
-
-def make_rule(
-    name: str,
-    weight: float,
-    pattern: str,
-    words: str = "",
-    needles: tuple[str, ...] = (),
-    *,
-    dampened: bool = True,
-) -> Rule:
-    """A `Rule` with its pattern compiled; `words` is a space-separated prefilter list."""
-    compiled = re.compile(pattern)
-    return Rule(
-        name,
-        weight,
-        compiled,
-        frozenset(words.split()),
-        needles,
-        dampened,
-        min(MAX_REACH, match_width(compiled)),
-    )
-
-
-# An unbounded repeat (`\\w+`, `.*`) counts as this many (whitespace as one: views have it
-# collapsed); words longer than this are not what the rules look for.
-_UNBOUNDED: Final = 40
-MAX_REACH: Final = 450
-_ONE_CHAR: Final = frozenset(
-    {sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.ANY, sre_constants.IN}
-)
-_REPEATS: Final = frozenset(
-    {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
-)
-
-
-def match_width(pattern: re.Pattern[str]) -> int:
-    """The longest match `pattern` can make, counting an unbounded repeat as `_UNBOUNDED`."""
-    return _width(sre_parser.parse(pattern.pattern, pattern.flags))
-
-
-def _is_whitespace(items: Any) -> bool:
-    members = list(items)
-    if len(members) != 1:
-        return False
-    op, argument = members[0]
-    if op is sre_constants.LITERAL:
-        return chr(argument).isspace()
-    return op is sre_constants.IN and list(argument) == [
-        (sre_constants.CATEGORY, sre_constants.CATEGORY_SPACE)
-    ]
-
-
-def _width(items: Any) -> int:
-    total = 0
-    for op, argument in items:
-        if op in _ONE_CHAR:
-            total += 1
-        elif op in _REPEATS:
-            _low, high, inner = argument
-            if high == sre_constants.MAXREPEAT:
-                # Whitespace is collapsed to single spaces in every view the rules read.
-                high = 1 if _is_whitespace(inner) else _UNBOUNDED
-            total += high * _width(inner)
-        elif op is sre_constants.SUBPATTERN:
-            total += _width(argument[-1])
-        elif op is sre_constants.ATOMIC_GROUP:
-            total += _width(argument)
-        elif op is sre_constants.BRANCH:
-            total += max(_width(branch) for branch in argument[1])
-        elif op is sre_constants.GROUPREF_EXISTS:
-            total += max(_width(argument[1]), _width(argument[2]) if argument[2] else 0)
-        elif op is sre_constants.GROUPREF:
-            total += MAX_REACH
-        # AT, ASSERT, ASSERT_NOT and the like consume nothing.
-    return total
+__all__ = ["COMPACT_RULES", "CONTROL_RULES"]
 
 
 _IGNORE = (

@@ -17,11 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
+from graphs.guards.ibans import find_ibans
 from graphs.guards.injection import assess_injection, prepare_rules
 from graphs.guards.lookalikes import prepare_lookalikes
 from graphs.guards.normal_forms import prepare_normal_forms
 from graphs.guards.normalize import NormalizedText, normalize
-from graphs.guards.payment import find_ibans, find_payment_cards
+from graphs.guards.payment import find_payment_cards
 from graphs.guards.topic import off_topic_kind, prepare_topics
 from graphs.guards.verdict import (
     ALLOWED,

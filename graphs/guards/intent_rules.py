@@ -22,7 +22,7 @@ Weights: 1.0 where the wording has no ordinary use in a question to a knowledge 
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["INTENT_RULES"]
 

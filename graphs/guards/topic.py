@@ -20,10 +20,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Final
 
-from graphs.guards.injection_rules import MAX_REACH, match_width
 from graphs.guards.match_starts import finditer_from, match_starts
 from graphs.guards.normalize import NormalizedText, normalize
 from graphs.guards.prescreen import Prescreen
+from graphs.guards.rule import MAX_REACH, match_width
 from graphs.guards.rule_gate import gate_passes, gate_words, search_near, view_tokens, word_gate
 
 __all__ = ["AT_SENTENCE_START", "OFF_TOPIC_KINDS", "off_topic_kind", "prepare_topics"]

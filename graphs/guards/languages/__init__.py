@@ -12,7 +12,6 @@ diaereses (й -> и, ё -> е); Chinese and Japanese match NFKC text, in which f
 punctuation is ASCII, and list substrings (`needles`) instead of words.
 """
 
-from graphs.guards.injection_rules import Rule
 from graphs.guards.languages.de import DE_RULES
 from graphs.guards.languages.es import ES_RULES
 from graphs.guards.languages.fr import FR_RULES
@@ -21,6 +20,7 @@ from graphs.guards.languages.ja import JA_RULES
 from graphs.guards.languages.pt import PT_RULES
 from graphs.guards.languages.ru import RU_RULES
 from graphs.guards.languages.zh import ZH_RULES
+from graphs.guards.rule import Rule
 
 __all__ = ["LANGUAGE_RULES", "RULES_BY_LANGUAGE"]
 

@@ -7,7 +7,7 @@ that on their tablets; being told one is in it weighs 1.0.
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["DE_RULES"]
 

@@ -6,7 +6,7 @@ a "modo desarrollador" on weighs 0.7 (the turn is hardened), being told one is i
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["ES_RULES"]
 

@@ -8,7 +8,7 @@ each match holds.
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["JA_RULES"]
 

@@ -9,7 +9,7 @@ written beside Brazilian ones: "utilizador" beside "usuario", "palavra-passe" be
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["PT_RULES"]
 

@@ -7,7 +7,7 @@ lists substrings (`needles`), one of which each match holds.
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["RU_RULES"]
 

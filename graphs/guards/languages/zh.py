@@ -7,7 +7,7 @@ each match holds. Every family has at least two patterns.
 
 from __future__ import annotations
 
-from graphs.guards.injection_rules import Rule, make_rule
+from graphs.guards.rule import Rule, make_rule
 
 __all__ = ["ZH_RULES"]
 
