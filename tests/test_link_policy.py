@@ -75,6 +75,9 @@ def test_row_c_links_are_found_as_chat_clients_find_them() -> None:
         "hxxps://trusted[.]example/a\u200d4417"
     )
     assert defang_all("go to evil.com/x now") == "go to evil[.]com/x now"
+    # A title cut with "…" and quoted in curly quotes still names the same link.
+    quoted = "From your note \u201csee www.keys.example/sp\u201d: ..."
+    assert defang_untrusted(quoted, ["see www.keys.example/sp\u2026"]).text == quoted
 
 
 async def test_row_d_an_approval_request_and_the_owner_s_message_carry_no_untrusted_link(

@@ -15,7 +15,7 @@ them could make (Telegram's, whose rules tdlib spells out, reaches furthest):
   by a port, path, query or fragment (`attacker.example/c?d=...`), an IPv4 address, and
   an e-mail address (`someone@host.com`);
 * from there to the next space, `<`, `>`, `"`, `«` or `»`, less trailing punctuation
-  (`.,:;!?'` `*_~` and backticks) and closing brackets left unopened.
+  (`.,:;!?'` `*_~`, backticks, closing quotes and `…`) and closing brackets left unopened.
 
 So `https://trusted.example/a'SECRET` is one link, not the trusted `https://trusted.example/a`
 followed by text: a trusted address matches only as a whole link, never as a prefix.
@@ -53,7 +53,8 @@ _HOST = re.compile(r"(?<![\w@/#.+\-])(?:[\w.+\-]+@)?(?:[\w~\-]+\.)+[\w\-]+")
 _IPV4 = re.compile(r"(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}")
 _PORT = re.compile(r":\d{1,5}")
 _STOP = frozenset('<>"«»')
-_TRAILING = frozenset(".,:;!?'*_~`")
+# Closing quotes and an ellipsis too: a trailing one carries nothing a link could leak.
+_TRAILING = frozenset(".,:;!?'*_~`\u201d\u2019\u00bb\u203a\u2026")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 INERT_SCHEMES = {"http": "hxxp", "https": "hxxps", "ftp": "fxp"}
 
