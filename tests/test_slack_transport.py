@@ -318,41 +318,38 @@ def test_the_manifest_in_the_docs_asks_for_what_the_edge_uses() -> None:
     assert http["settings"]["socket_mode_enabled"] is False
 
 
-@pytest.mark.parametrize(
-    ("timestamp", "signature"),
-    [
-        ("not-a-number", "v0=" + "0" * 64),
-        ("1.7e9", "v0=" + "0" * 64),
-        (None, "v0=" + "0" * 64),
-        ("1700000000", "sha256=abc"),
-        ("1700000000", None),
-    ],
-)
-async def test_row_i_a_malformed_signing_header_gets_401_and_one_warning_without_traceback(
-    slack_settings: Settings,
-    fake: FakeSlack,
-    caplog: pytest.LogCaptureFixture,
-    timestamp: str | None,
-    signature: str | None,
+MALFORMED = [
+    ("not-a-number", "v0=" + "0" * 64),
+    ("1.7e9", "v0=" + "0" * 64),
+    (None, "v0=" + "0" * 64),
+    ("1700000000", "sha256=abc"),
+    ("1700000000", None),
+]
+
+
+async def test_row_i_malformed_signing_headers_get_401_and_one_warning_without_traceback(
+    slack_settings: Settings, fake: FakeSlack, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with slack(slack_settings, fake) as run:
         body = json.dumps(run.send.envelope(run.send.dm_message(STRANGER, "hello?"))).encode()
-        headers = {"Content-Type": "application/json"}
-        if timestamp is not None:
-            headers["X-Slack-Request-Timestamp"] = timestamp
-        if signature is not None:
-            headers["X-Slack-Signature"] = signature
+        statuses = []
         with caplog.at_level(logging.INFO):
             async with httpx.AsyncClient() as client:
-                answers = [
-                    await client.post(run.send.url, content=body, headers=headers) for _ in range(3)
-                ]
+                for timestamp, signature in MALFORMED:
+                    headers = {"Content-Type": "application/json"}
+                    if timestamp is not None:
+                        headers["X-Slack-Request-Timestamp"] = timestamp
+                    if signature is not None:
+                        headers["X-Slack-Signature"] = signature
+                    answer = await client.post(run.send.url, content=body, headers=headers)
+                    statuses.append(answer.status_code)
         good = await run.send.post(body, "application/json")
         await fake.wait_for("chat.postMessage", channel=fake.dm(STRANGER.id))
-    assert [answer.status_code for answer in answers] == [401, 401, 401]
+    assert statuses == [401] * len(MALFORMED)
     assert good.status_code == 200
+    # One line for the first (the rest within the minute are counted, not logged).
     noisy = [r for r in caplog.records if r.levelno >= logging.WARNING]
     assert len(noisy) == 1
     assert noisy[0].levelno == logging.WARNING
     assert noisy[0].exc_info is None
-    assert "malformed" in noisy[0].getMessage()
+    assert "malformed X-Slack-Request-Timestamp" in noisy[0].getMessage()
