@@ -139,7 +139,10 @@ class FairEmbedder:
                 piece = self._next_slice(texts[len(vectors) : len(vectors) + MAX_SLICE_TEXTS])
                 self.counts.passage_slices += 1
                 started = time.perf_counter()
-                vectors += await self._model.embed_passages(piece)
+                embedded = await self._model.embed_passages(piece)
+                if len(embedded) != len(piece):
+                    raise RuntimeError(f"{len(piece)} passages embedded as {len(embedded)}")
+                vectors += embedded
                 chars = sum(_counted(text) for text in piece)
                 self._seconds_per_char = (time.perf_counter() - started) / max(chars, 1)
             if done is not None:
