@@ -322,14 +322,21 @@ def eval_suites(
         Path | None,
         typer.Option(help="A JSON file of cases to run instead of the suite's own (one suite)."),
     ] = None,
+    provider_url: Annotated[
+        str | None,
+        typer.Option(help="An OpenAI-compatible endpoint to evaluate instead of LLM_BASE_URL."),
+    ] = None,
+    model: Annotated[str | None, typer.Option(help="The model name, instead of LLM_MODEL.")] = None,
 ) -> None:
     """Run the evaluation suites in a throw-away data directory; exit 1 if a gate fails.
 
     The run never touches DATA_DIR: it loads its own fixture knowledge into a temporary
-    directory, uses the configured model (LLM_*), and removes the directory afterwards."""
+    directory, uses the configured model (LLM_*, or --provider-url and --model), and removes
+    the directory afterwards."""
     from bot.eval_command import run_evaluation
 
-    code = run_evaluation(suite, cases)
+    overrides = {"llm_base_url": provider_url, "llm_model": model}
+    code = run_evaluation(suite, cases, {k: v for k, v in overrides.items() if v})
     if code:
         raise typer.Exit(code)
 

@@ -11,6 +11,7 @@ The engines and the suites are imported inside `run_evaluation`, so `lore --help
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 
 import typer
@@ -23,8 +24,11 @@ from bot.people import LOCAL_OWNER
 __all__ = ["run_evaluation"]
 
 
-def run_evaluation(suite: str, cases: Path | None) -> int:
-    """Run `suite` ("all" for every one), or `cases` as that suite; 0 when every gate is
+def run_evaluation(
+    suite: str, cases: Path | None, overrides: Mapping[str, str] | None = None
+) -> int:
+    """Run `suite` ("all" for every one), or `cases` as that suite, with the configured model
+    or the one `overrides` names (`llm_base_url`, `llm_model`); 0 when every gate is
     reached, 1 when one is missed or the run fails, 2 for a usage error."""
     from bot.settings import SettingsError, load_settings
     from evals.hermetic import hermetic_lore
@@ -50,7 +54,7 @@ def run_evaluation(suite: str, cases: Path | None) -> int:
             name: load_suite(name) if cases is None else load_cases_file(name, cases)
             for name in names
         }
-        operator = load_settings()
+        operator = load_settings(**dict(overrides or {}))
     except (LoreError, SettingsError) as exc:
         typer.echo(str(exc), err=True)
         return 2

@@ -14,7 +14,8 @@
   default WARNING) unless an operator raises it on purpose.
 
 Secrets shorter than `MIN_SECRET_CHARS` are not redacted (they would blank out ordinary
-words); settings validation keeps real tokens and webhook secrets far longer.
+words: a key "x" turned "json.exception" into "json.e***ception"); settings refuse such a
+secret at start, so none is ever configured.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 REDACTED: Final = "[REDACTED]"
-MIN_SECRET_CHARS: Final = 6
+MIN_SECRET_CHARS: Final = 8
 OWN_LOGGERS: Final = ("bot", "graphs", "storage", "adapters", "scheduler", "evals")
 THIRD_PARTY_LOGGERS: Final = (
     "aiosqlite",

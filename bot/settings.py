@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.log_redaction import MIN_SECRET_CHARS
+
 __all__ = ["Settings", "SettingsError", "is_loopback", "load_settings", "split_list"]
 
 MATRIX_ID = re.compile(r"@[^\s:]+:[^\s:]+(:\d+)?")  # @lore:example.org (a port may follow)
@@ -237,6 +239,24 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
+    def _secrets_long_enough(self) -> Self:
+        """A secret shorter than the log redaction's minimum cannot be kept out of the logs
+        (redacting "x" would mangle every word with an x), so it is refused."""
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if (
+                isinstance(value, SecretStr)
+                and 0 < len(value.get_secret_value()) < MIN_SECRET_CHARS
+            ):
+                variable = name.upper()
+                msg = (
+                    f"{variable} is shorter than {MIN_SECRET_CHARS} characters, too short to "
+                    f"keep out of the logs; leave {variable} unset if the service needs no key"
+                )
+                raise ValueError(msg)
+        return self
+
+    @model_validator(mode="after")
     def _overlap_below_chunk(self) -> Self:
         if self.chunk_overlap_tokens >= self.chunk_tokens:
             msg = (
@@ -420,6 +440,7 @@ def load_settings(**overrides: object) -> Settings:
         problems = []
         for error in exc.errors():
             location = "_".join(str(part) for part in error["loc"]).upper()
-            name = location or "settings"
-            problems.append(f"{name}: {error['msg']}")
+            message = str(error["msg"]).removeprefix("Value error, ")
+            # A check across settings names its variables in its message.
+            problems.append(f"{location}: {message}" if location else message)
         raise SettingsError("Invalid configuration: " + "; ".join(problems)) from None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,7 +24,14 @@ from bot.errors import IngestRefusedError, LoreError
 from bot.events import ChatRef, Identity, TurnEvent
 from bot.service import Bot
 from bot.sources import Source
-from evals.scoring import Case, describe_expected, describe_observed, judge, observe
+from evals.scoring import (
+    Case,
+    Observation,
+    describe_expected,
+    describe_observed,
+    judge,
+    observe,
+)
 from storage.evals import EvalCase, EvalRepository
 from storage.ids import EvalRunId
 from storage.incidents import IncidentRepository
@@ -80,6 +88,9 @@ class CaseResult:
     expected: str
     actual: str
     detail: str
+    # The turn as observed, and how long it took (for reports beyond pass/fail).
+    observation: Observation | None = None
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +197,7 @@ async def _run_case(
 ) -> CaseResult:
     identity = await _case_user(bot, suite, case, owner)
     chat = ChatRef(EVAL_PLATFORM, f"eval-{run_id}-{case.id}-{uuid.uuid4().hex[:8]}", case.is_group)
+    started = time.perf_counter()
     try:
         events = await _turn(bot, identity, chat, case.message)
     except Exception as exc:  # a case boundary: the crash is this case's result
@@ -203,6 +215,8 @@ async def _run_case(
         describe_expected(case),
         describe_observed(seen),
         "; ".join(verdict.problems),
+        seen,
+        time.perf_counter() - started,
     )
 
 

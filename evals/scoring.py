@@ -119,6 +119,10 @@ class Observation:
     outcome: str = ""
     answer: str = ""
     model_tokens: int = 0
+    # Why the sources answered instead of the model ("" when the model's answer stood).
+    fallback: str = ""
+    # (number, document id) of each cited source, as the final answer numbers them.
+    cited_documents: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +143,7 @@ def observe(events: Sequence[TurnEvent], flags: Sequence[str] = ()) -> Observati
     approvals: list[tuple[str, str]] = []
     refusals: list[str] = []
     citations: list[str] = []
+    cited: list[tuple[int, str]] = []
     errors: list[str] = []
     streamed = False
     done: TurnDone | None = None
@@ -152,6 +157,7 @@ def observe(events: Sequence[TurnEvent], flags: Sequence[str] = ()) -> Observati
             refusals.append(event.reason)
         elif isinstance(event, CitationEvent):
             citations.append(event.title)
+            cited.append((event.ref, event.document_id))
         elif isinstance(event, TurnError):
             errors.append(event.message)
         elif isinstance(event, AnswerDelta):
@@ -169,6 +175,8 @@ def observe(events: Sequence[TurnEvent], flags: Sequence[str] = ()) -> Observati
         outcome=done.outcome if done is not None else "",
         answer=done.answer if done is not None else "",
         model_tokens=done.prompt_tokens + done.completion_tokens if done is not None else 0,
+        fallback=done.fallback if done is not None else "",
+        cited_documents=tuple(cited),
     )
 
 
@@ -268,5 +276,7 @@ def describe_observed(seen: Observation, *, answer_chars: int = 240) -> str:
         parts.append(f"hardened={','.join(seen.flags)}")
     if seen.citations:
         parts.append(f"cites={'|'.join(dict.fromkeys(seen.citations))}")
+    if seen.fallback:
+        parts.append(f"from_sources={seen.fallback}")
     parts.append(f"answer={answer!r}")
     return "; ".join(parts)

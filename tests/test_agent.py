@@ -10,7 +10,7 @@ from typing import Any
 
 from bot.app import Lore, open_lore
 from bot.events import Identity
-from graphs.agent.verify import NO_SOURCE
+from graphs.agent.verify import FALLBACK_NOTES, NO_SOURCE
 from graphs.guards import GUARD_IBAN, GUARD_PAYMENT_CARD, GUARD_PROMPT_INJECTION
 from graphs.llm.data_blocks import unwrap_data
 from storage.budget import BudgetLedger
@@ -34,6 +34,11 @@ def offered(request: RecordedRequest) -> set[str]:
 def tool_messages(request: RecordedRequest) -> list[dict[str, Any]]:
     """The tool results a model request carried."""
     return [m for m in request.body["messages"] if m["role"] == "tool"]
+
+
+def tool_names(request: RecordedRequest) -> list[str]:
+    """The tools whose results a model request carried, from their data markers."""
+    return [m["content"].split()[2] for m in tool_messages(request)]
 
 
 async def user_id(core: Lore, who: Identity) -> UserId:
@@ -62,15 +67,21 @@ async def test_invariant_2_private_search_is_not_offered_in_group_chats(
         forced = await ask(core.bot, mia, "Search my notes for the locker code", group=True)
 
     first, second, third, fourth = fake_openai.requests
-    assert group.done.outcome == private.done.outcome == "answered"
     assert "search_knowledge" in offered(first)
     assert offered(first).isdisjoint({"search_private", "share_to_knowledge"})
     assert {"search_private", "share_to_knowledge", "search_knowledge"} <= offered(second)
     assert "in a group chat" in first.body["messages"][0]["content"]
     assert "in a private chat" in second.body["messages"][0]["content"]
+    # The search every question gets: the shared knowledge only in a group...
+    assert tool_names(first) == ["search_knowledge"]
+    assert "4417" not in json.dumps(first.body)
+    # ...the member's notes too in their private chat, where the sources answer.
+    assert "search_private" in tool_names(second)
+    assert group.done.outcome == "refused"
+    assert private.done.outcome == "answered"
+    assert "4417" in private.done.answer
     assert offered(third).isdisjoint({"search_private"})
-    [result] = tool_messages(fourth)
-    assert "no tool called 'search_private'" in result["content"]
+    assert "no tool called 'search_private'" in tool_messages(fourth)[-1]["content"]
     assert "4417" not in json.dumps(fourth.body)
     assert "4417" not in forced.done.answer
     assert forced.done.citations == ()
@@ -168,11 +179,12 @@ async def test_invariant_3_fail_closed_payment_data_is_stored_nowhere(lore: Lore
     assert b"3704 0044 0532" not in stored
 
 
-async def test_invariant_3_fail_closed_a_spent_budget_refuses_without_a_model_request(
+async def test_invariant_3_fail_closed_a_spent_budget_answers_from_the_sources_not_the_model(
     llm_settings: SettingsFactory, fake_openai: FakeOpenAI
 ) -> None:
     async with open_lore(llm_settings(daily_budget_usd=0.5)) as core:
         mia = await invite(core.bot, "mia")
+        await remember(core.bot, None, text=OFFICE)
         day = (await core.bot.budget_report(OWNER)).day
         assert (
             await BudgetLedger(core.database).reserve(day, Money(500_000), Money(500_000))
@@ -180,9 +192,14 @@ async def test_invariant_3_fail_closed_a_spent_budget_refuses_without_a_model_re
         )
         turn = await ask(core.bot, mia, "When does the office open?")
         incidents = await IncidentRepository(core.database).guard_incidents()
-    assert turn.refusals == ["budget_spent"]
-    assert "budget" in turn.done.answer
+        spent = (await core.bot.budget_report(OWNER)).spent_usd
     assert fake_openai.requests == []
+    assert turn.done.outcome == "answered"
+    assert turn.done.fallback == "budget_spent"
+    assert "8 am" in turn.done.answer
+    assert turn.done.answer.endswith(FALLBACK_NOTES["budget_spent"])
+    assert turn.done.cost_usd == 0
+    assert spent == 0.5  # only the reservation made above
     assert [i.guard for i in incidents] == ["budget_spent"]
 
 
@@ -192,29 +209,43 @@ async def test_invariant_3_fail_closed_a_call_that_does_not_fit_the_budget_is_no
     # One micro-dollar left: the guard sees money left, but no model call fits in it.
     async with open_lore(llm_settings(daily_budget_usd=0.000001)) as core:
         mia = await invite(core.bot, "mia")
+        await remember(core.bot, None, text=OFFICE)
         turn = await ask(core.bot, mia, "When does the office open?")
         spent = (await core.bot.budget_report(OWNER)).spent_usd
         incidents = await IncidentRepository(core.database).guard_incidents()
-    assert turn.refusals == ["budget_spent"]
-    assert turn.done.outcome == "refused"
     assert fake_openai.requests == []
     assert spent == 0
+    assert turn.done.fallback == "budget_spent"
+    assert "8 am" in turn.done.answer
     assert [i.guard for i in incidents] == ["budget_spent"]
 
 
-async def test_invariant_3_fail_closed_an_unreadable_ledger_refuses(
+async def test_invariant_3_fail_closed_an_unreadable_ledger_is_answered_from_the_sources(
     llm_settings: SettingsFactory, fake_openai: FakeOpenAI
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
+        await remember(core.bot, None, text=OFFICE)
         async with core.database.transaction() as tx:
             await tx.execute("DROP TABLE budget_ledger")
         turn = await ask(core.bot, mia, "When does the office open?")
         incidents = await IncidentRepository(core.database).guard_incidents()
-    assert turn.refusals == ["budget_unavailable"]
-    assert turn.done.outcome == "refused"
     assert fake_openai.requests == []
+    assert turn.done.fallback == "budget_unavailable"
+    assert turn.done.answer.endswith(FALLBACK_NOTES["budget_unavailable"])
     assert [i.guard for i in incidents] == ["budget_unavailable"]
+
+
+async def test_invariant_3_fail_closed_a_spent_budget_refuses_when_no_fallback_exists(
+    make_settings: SettingsFactory,
+) -> None:
+    # The offline answerer as the model, with a zero budget: nothing else could answer.
+    async with open_lore(make_settings(daily_budget_usd=0)) as core:
+        mia = await invite(core.bot, "mia")
+        turn = await ask(core.bot, mia, "When does the office open?")
+    assert turn.refusals == ["budget_spent"]
+    assert turn.done.outcome == "refused"
+    assert "budget" in turn.done.answer
 
 
 BENIGN_SECURITY_QUESTIONS = [
@@ -239,13 +270,14 @@ async def test_invariant_3_fail_closed_benign_security_questions_pass(
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
         for number, question in enumerate(BENIGN_SECURITY_QUESTIONS, start=1):
-            fake_openai.enqueue_text(f"Short answer {number}.")
+            fake_openai.enqueue_text("Hello! Could you say a little more?")
             turn = await ask(core.bot, mia, question)
-            assert turn.refusals == [], question
-            assert turn.done.outcome == "answered", question
-            assert turn.done.answer == f"Short answer {number}."
+            # No guard refused it: it reached the model (nothing answers it here, so the
+            # turn ends with "not found", which is no guard's doing).
+            assert turn.refusals in ([], ["no_source"]), question
             assert len(fake_openai.requests) == number
-            assert fake_openai.requests[-1].body["messages"][-1]["content"] == question
+            users = [m for m in fake_openai.requests[-1].body["messages"] if m["role"] == "user"]
+            assert users[-1]["content"] == question
         incidents = await IncidentRepository(core.database).guard_incidents()
     # None is refused; the learned scorer hardens one (see tests/test_guards.py:
     # HARDENED_BENIGN), which is recorded but still answered.
@@ -255,33 +287,50 @@ async def test_invariant_3_fail_closed_benign_security_questions_pass(
 # -- invariant 5 ----------------------------------------------------------------------------
 
 
-async def test_invariant_5_cite_or_refuse_drops_an_invented_citation(
+async def test_invariant_5_cite_or_refuse_drops_an_invented_claim_and_citation(
     llm_settings: SettingsFactory, fake_openai: FakeOpenAI
 ) -> None:
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
         office = await remember(core.bot, None, text=OFFICE)
-        fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office hours"}))
         fake_openai.enqueue_text("The office opens at 8 am [1]. It has a rooftop pool [7].")
         turn = await ask(core.bot, mia, "When does the office open?")
-        dropped = await IncidentRepository(core.database).citation_events(
+        events = await IncidentRepository(core.database).citation_events(
             turn_id=TurnId(turn.done.turn_id)
         )
         logged = await TurnRepository(core.database).get(turn.done.turn_id)
-    [result] = tool_messages(fake_openai.requests[1])
+    # The question was searched before the model was asked, and its passage marked as data.
+    [request] = fake_openai.requests
+    assert tool_names(request) == ["search_knowledge", "search_private"]
+    result = tool_messages(request)[0]
     assert result["content"].startswith("<<data from search_knowledge ")
     [passage] = json.loads(unwrap_data(result["content"]))["passages"]
     assert passage["ref"] == 1
     assert "warning" not in passage
     assert "8 am" in passage["text"]
     assert turn.done.outcome == "answered"
-    assert turn.done.answer == "The office opens at 8 am [1]. It has a rooftop pool."
+    assert turn.done.fallback == ""
+    assert turn.done.answer == "The office opens at 8 am [1]."
+    assert "rooftop" not in turn.streamed
     assert [(c.ref, c.document_id) for c in turn.done.citations] == [(1, office.document_id)]
-    assert [(e.kind, e.detail[:3]) for e in dropped] == [
-        (CitationEventKind.DROPPED_CITATION, "[7]")
-    ]
+    assert [e.kind for e in events] == [CitationEventKind.GROUNDING_RISK]
     assert logged is not None
     assert logged.answer == turn.done.answer
+
+
+async def test_invariant_5_cite_or_refuse_a_real_source_cited_for_a_claim_it_lacks_is_dropped(
+    llm_settings: SettingsFactory, fake_openai: FakeOpenAI
+) -> None:
+    async with open_lore(llm_settings()) as core:
+        mia = await invite(core.bot, "mia")
+        await remember(core.bot, None, text=OFFICE)
+        fake_openai.enqueue_text(
+            "The office opens at 8 am [1]. It closes at 6 pm on weekdays [1]. "
+            "The office is closed on public holidays [1]."
+        )
+        turn = await ask(core.bot, mia, "When does the office open and close?")
+    assert turn.done.answer == ("The office opens at 8 am [1]. It closes at 6 pm on weekdays [1].")
+    assert "holidays" not in turn.streamed
 
 
 async def test_invariant_5_cite_or_refuse_an_uncited_answer_after_a_search_is_a_refusal(
@@ -295,7 +344,8 @@ async def test_invariant_5_cite_or_refuse_an_uncited_answer_after_a_search_is_a_
         turn = await ask(core.bot, mia, "Where can I park my car?")
         unanswered = await core.bot.unanswered(OWNER)
     assert turn.done.outcome == "refused"
-    assert turn.done.answer == NO_SOURCE
+    assert "park" not in turn.done.answer
+    assert turn.streamed == ""
     assert turn.refusals == ["no_source"]
     assert [q.question for q in unanswered] == ["Where can I park my car?"]
 

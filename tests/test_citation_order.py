@@ -10,7 +10,7 @@ from graphs.agent.citation_order import StreamRenumberer, first_use_order, renum
 from graphs.llm.data_blocks import unwrap_data
 from tests.chat_turns import ask, invite, remember
 from tests.conftest import SettingsFactory
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, RecordedRequest
 from tests.test_agent import tool_messages
 
 OPENING = "Office hours: the office opens at 8 am on weekdays."
@@ -37,6 +37,18 @@ def test_a_citation_split_across_deltas_is_renumbered_once_whole() -> None:
 async def three_documents(core: Lore) -> None:
     for text in (OPENING, CLOSING, KITCHEN):
         await remember(core.bot, None, text)
+
+
+def refs(request: RecordedRequest) -> dict[str, int]:
+    """Each of the three documents' number in the search results the request carried."""
+    passages = json.loads(unwrap_data(tool_messages(request)[0]["content"]))["passages"]
+    by_text = {passage["text"]: passage["ref"] for passage in passages}
+    return {
+        name: by_text[text]
+        for name, text in zip(
+            ("opening", "closing", "kitchen"), (OPENING, CLOSING, KITCHEN), strict=True
+        )
+    }
 
 
 async def test_an_answer_citing_out_of_order_reads_one_two_three_and_lists_sources_so(
@@ -70,8 +82,15 @@ async def test_a_dropped_citation_leaves_no_gap_in_the_numbers(
     async with open_lore(llm_settings()) as core:
         mia = await invite(core.bot, "mia")
         await three_documents(core)
-        fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office"}))
-        fake_openai.enqueue_text("Opening [2]. A pool [9]. Kitchen [3].")
+        fake_openai.enqueue_text(
+            lambda request: (
+                "The office opens at 8 am [{opening}]. It has a pool [9]. "
+                "The kitchen is cleaned every Friday [{kitchen}].".format(**refs(request))
+            )
+        )
         turn = await ask(core.bot, mia, "What are the office hours?")
-    assert turn.done.answer == "Opening [1]. A pool. Kitchen [2]."
+    # The claim no source holds is gone, with its citation; the numbers leave no gap.
+    assert turn.done.answer == (
+        "The office opens at 8 am [1]. The kitchen is cleaned every Friday [2]."
+    )
     assert [c.ref for c in turn.done.citations] == [1, 2]

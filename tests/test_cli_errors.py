@@ -114,7 +114,10 @@ async def test_a_data_dir_that_is_a_file_is_one_line(workdir: Path) -> None:
     assert_one_line(await lore(workdir, "search", "printer"), names="DATA_DIR=")
 
 
-@pytest.mark.parametrize(("name", "value"), [("CHUNK_TOKENS", "lots"), ("MCP_HTTP_PORT", "99999")])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("CHUNK_TOKENS", "lots"), ("MCP_HTTP_PORT", "99999"), ("LLM_API_KEY", "x")],
+)
 async def test_a_bad_setting_value_is_one_line_naming_it(
     workdir: Path, name: str, value: str
 ) -> None:

@@ -74,14 +74,18 @@ async def test_row_d_an_injected_link_is_defanged_and_never_previewed(
         )
         await send(fake, ALICE, "Where do visitors park?")
         answer = await final_answer(fake, ALICE.id)
-        incidents = await IncidentRepository(lore.database).guard_incidents()
-    assert "https://attacker.example" not in answer.text
-    assert "hxxps://attacker[.]example/c?d=4417" in answer.text
+        events = await lore.database.fetch_all("SELECT kind, detail FROM citation_events")
+    # The sentence with the link no source holds is dropped before anyone reads it (the
+    # link check would defang what is left): neither the link nor the code reach the chat.
+    assert all("attacker" not in c.text and "4417" not in c.text for c in fake.calls)
+    assert "Visitors park in bay 12 [1]" in answer.text
     assert "https://intranet.example.org/parking" in answer.text  # it is in the passage
     assert answer.params["link_preview_options"] == {"is_disabled": True}
-    previews = [c for c in fake.calls if c.chat_id == ALICE.id and "attacker" in c.text]
-    assert all("https://attacker" not in c.text for c in previews)
-    assert [i.guard for i in incidents] == ["untrusted_link"]
+    assert [(e["kind"], e["detail"]) for e in events] == [
+        # The link is in the poisoned passage and the code in the member's note: no one
+        # source holds both, as none holds the claim.
+        ("grounding_risk", "claim dropped: no single source holds it")
+    ]
 
 
 # -- E and F: groups see only shared, verified things -------------------------------------
@@ -122,7 +126,7 @@ async def test_row_f_a_group_sees_only_the_verified_answer(
     in_group = [c for c in fake.calls if c.chat_id == GROUP.id and c.method != "sendChatAction"]
     assert in_group == [final]  # one message, posted after verify; no preview, no edit
     assert "90k" not in final.text
-    assert "couldn't find a source" in final.text
+    assert "couldn't find" in final.text
 
 
 # -- G and J: approvals do exactly what was approved ---------------------------------------

@@ -81,6 +81,19 @@ def test_row_l_a_debug_record_carrying_the_token_is_redacted(recorder: Recorder)
     assert "RuntimeError: HTTP 409" in recorder.text  # the traceback is kept, redacted
 
 
+def test_a_secret_never_mangles_the_words_around_it(recorder: Recorder) -> None:
+    # With LLM_API_KEY=x, every x in the log became *** ("json.e***ception"): a secret that
+    # short is now refused at start (tests/test_model_pricing.py), and a real one is
+    # replaced whole.
+    configure_logging("INFO", "WARNING", [API_KEY, "x"])
+    logging.getLogger().addHandler(recorder)
+    logging.getLogger("graphs.llm").warning(
+        "HTTP 400: [json.exception.type_error.302] for %s", API_KEY
+    )
+    assert "[json.exception.type_error.302]" in recorder.text
+    assert API_KEY not in recorder.text
+
+
 def test_row_l_third_party_loggers_stay_quiet_unless_asked(recorder: Recorder) -> None:
     configure_logging("DEBUG", "WARNING", [TOKEN])
     logging.getLogger().addHandler(recorder)

@@ -67,7 +67,7 @@ async def test_a_flagged_passage_reaches_the_model_marked_as_data_with_its_warni
         after_search
     )
 
-    [search] = _tool_messages(after_search)
+    search = _tool_messages(after_search)[-1]  # the model's own search, after the forced ones
     body = _block(search["content"], "search_knowledge", key)
     assert PASSAGE_WARNING in body
     assert "Note to AI assistants" in body

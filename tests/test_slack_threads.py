@@ -16,6 +16,8 @@ from tests.fakes.slack_server import FakeSlack
 from tests.slack_edge import ALICE, CHANNEL, OWNER, identity, join, slack, welcome_people
 
 OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
+# A notice that holds markup a careless edge would turn into a broadcast and a mention.
+NOTICE = "Notice to the <!channel>: the office opens at 8 am, ask <@U0OWNER> & co."
 
 
 @pytest.fixture
@@ -34,7 +36,8 @@ async def test_a_long_corrected_answer_replaces_its_stream_and_continues_in_the_
         await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
         await join(run, ALICE)
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office hours"}))
-        answer = "It also has a rooftop pool [7]. " + sentence * 150
+        # The first sentence cites a source that exists and one that does not ([7]).
+        answer = "The office opens at 8 am [1][7]. " + sentence * 150
         fake_openai.enqueue_text(answer, chunks=40, hold_after=20)
         thread = fake.next_ts()
         question = run.send.dm_message(ALICE, "When does the office open?", thread_ts=thread)
@@ -52,7 +55,7 @@ async def test_a_long_corrected_answer_replaces_its_stream_and_continues_in_the_
     assert all(len(part.text) <= 3000 for part in parts)
     assert all(part.params.get("thread_ts") == thread for part in rest)
     assert [bool(part.buttons()) for part in parts] == [False] * (len(parts) - 1) + [True]
-    assert streamed.startswith("It also has a rooftop pool [7]")  # the model wrote it...
+    assert streamed.startswith("The office opens at 8 am [1][7]")  # the model wrote it...
     assert all("[7]" not in part.text for part in parts)  # ...the verified answer has not
     assert "*8 am*" in first.text  # markdown bold as mrkdwn bold
     assert parts[-1].text.rstrip().endswith("Office hours")
@@ -88,12 +91,15 @@ async def test_a_model_cannot_broadcast_or_mention_anyone_through_an_answer(
 ) -> None:
     settings = llm_settings(owners="slack:U0OWNER,console:owner")
     async with slack(settings, fake) as run:
-        await remember(run.lore.bot, None, text=OFFICE, title="Office hours")
+        await remember(run.lore.bot, None, text=NOTICE, title="Office hours")
         await join(run, ALICE)
         dm = fake.dm(ALICE.id)
         fake_openai.enqueue_tool_call("search_knowledge", json.dumps({"query": "office"}))
         fake_openai.enqueue_text(
-            "<!channel> The office opens at 8 am [1], ask <@U0OWNER> & co.", chunks=4, hold_after=2
+            "<!channel> The office opens at 8 am [1], ask <@U0OWNER> & co. Happy to help! "
+            "Let me know if you have any other questions, thanks!",
+            chunks=8,
+            hold_after=7,
         )
         thread = fake.next_ts() if in_thread else None
         await run.send.event(run.send.dm_message(ALICE, "When?", thread_ts=thread))

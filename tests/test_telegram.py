@@ -169,14 +169,19 @@ async def test_an_unknown_user_is_refused_without_any_model_call(
 async def test_typing_shows_while_a_slow_answer_is_on_its_way(
     make_settings: SettingsFactory, fake: FakeTelegram, fake_openai: FakeOpenAI
 ) -> None:
-    settings = make_settings(owners="telegram:1001", llm_base_url=fake_openai.base_url)
-    fake_openai.enqueue_text("The office opens at 8 am.", hold_after=0)
-    async with telegram(settings, fake) as _:
+    settings = make_settings(
+        owners="telegram:1001,console:owner", llm_base_url=fake_openai.base_url
+    )
+    fake_openai.enqueue_text("The office opens at 8 am [1].", hold_after=0)
+    async with telegram(settings, fake) as (lore, _):
+        await remember(lore.bot, None, "Office hours: the office opens at 8 am on weekdays.")
         await join(fake, ALICE)
         await send(fake, ALICE, "When does the office open?")
-        # The model has not said a word yet: past the delay, the chat shows "typing…".
+        # The model has not said a word yet: past the delay, the chat shows "typing…", and
+        # at most what Lore is doing ("⏳ Searching ...").
         await fake.wait_for("sendChatAction", chat_id=ALICE.id, action="typing")
-        assert not fake.of("sendMessageDraft", chat_id=ALICE.id)
+        drafts = [c.text for c in fake.of("sendMessageDraft", chat_id=ALICE.id)]
+        assert all(text.startswith("⏳") for text in drafts)
         fake_openai.release()
         answer = await final_answer(fake, ALICE.id)
         assert "8 am" in answer.text

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from bot.accounts import Accounts
 from bot.actions import ApprovedActions
-from bot.app.models import chat_model, meter, reranker, utc_now, vector_store
+from bot.app.models import chat_model, extractive_model, meter, reranker, utc_now, vector_store
 from bot.app.stored_model import current_identity, with_stored_model
 from bot.approvals import Approvals
 from bot.backups import BackupLayout, Backups
@@ -333,14 +333,14 @@ async def open_lore(
         people = People(users, owners)
         notifiers, locks = Notifiers(), ThreadLocks()
         limits = Limits(AttemptLog(database), utc_now)
-        model, price = await chat_model(settings, stack)
+        model, pricing = await chat_model(settings, stack)
         checkpointer = await stack.enter_async_context(
             open_checkpointer(settings.checkpoint_path, checkpoint_types())
         )
         turns, budget = TurnRepository(database), BudgetLedger(database)
         # Reservations a crashed process left open keep counting (fail closed), marked as such.
         await budget.abandon_stale(now=utc_now())
-        booking = meter(settings, budget, price)
+        booking = meter(settings, budget, pricing.price)
         ingest_graph = build_ingest_graph()
         # The input guards' prescreens, built from the installed rules like the model
         # files and kept beside them: read (or built) here, off the event loop, rather than
@@ -384,6 +384,7 @@ async def open_lore(
             limits=_agent_limits(settings),
             clock=utc_now,
             memory=recall,
+            fallback=None if pricing.basis == "offline" else extractive_model(settings),
         )
         graph = build_agent_graph(checkpointer)
         approvals = Approvals(
@@ -482,6 +483,7 @@ async def open_lore(
                 documents=documents,
                 index=stores.index,
                 engines=(settings.embedding_model, vector_engine_name(settings)),
+                pricing=pricing,
             ),
             tokens=tokens,
             backups=Backups(

@@ -1,19 +1,29 @@
 """The composition root's choices of engine: the vector store (embedded or a server), the
 chat model (offline or an OpenAI-compatible endpoint) with its price, the budget meter, and
-the operator's reranker."""
+the operator's reranker.
+
+A model's price comes from LLM_PRICES (or the built-in list prices). A model with no price
+that is served from a loopback or private address (llama.cpp, Ollama, vLLM on the same
+machine or network) is free; any other unpriced model is charged a high assumed rate, so
+the daily cap still holds. Both are said once at start, and `/budget` repeats it.
+"""
 
 from __future__ import annotations
 
+import logging
 from contextlib import AsyncExitStack
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from bot.errors import StartupError
+from bot.reports import ModelPricing
 from bot.settings import Settings
+from graphs.ingest.errors import IngestError
+from graphs.ingest.url_safety import is_refused_address, parse_url, system_resolver
 from graphs.llm.metered import Meter
-from graphs.llm.offline import OfflineModel
+from graphs.llm.offline import MODEL_NAME, OfflineModel
 from graphs.llm.openai_compat import OpenAICompatibleModel
-from graphs.llm.pricing import DEFAULT_PRICES, ModelPrice, parse_price_table, price_for
+from graphs.llm.pricing import DEFAULT_PRICES, ModelPrice, parse_price_table
 from graphs.llm.types import ChatModel
 from storage.budget import BudgetLedger
 from storage.budget import budget_day as ledger_day
@@ -25,7 +35,17 @@ from storage.vectors import VectorStore
 if TYPE_CHECKING:
     from storage.reranker import CrossEncoder
 
-__all__ = ["chat_model", "meter", "reranker", "utc_now", "vector_store"]
+__all__ = [
+    "ChatModelChoice",
+    "chat_model",
+    "extractive_model",
+    "meter",
+    "reranker",
+    "utc_now",
+    "vector_store",
+]
+
+logger = logging.getLogger(__name__)
 
 # Charged for a model missing from the price table: high on purpose, so the cap still holds.
 UNKNOWN_MODEL_PRICE = ModelPrice(10.0, 10.0, 30.0)
@@ -37,12 +57,50 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-async def chat_model(settings: Settings, stack: AsyncExitStack) -> tuple[ChatModel, ModelPrice]:
-    """The configured OpenAI-compatible model and its price, or the offline answerer."""
+ChatModelChoice = tuple[ChatModel, ModelPricing]
+
+
+def extractive_model(settings: Settings) -> OfflineModel:
+    """The offline extractive answerer: the model without LLM_BASE_URL, the fallback with it.
+    Each embedding model spreads its cosines differently: its own calibrated threshold."""
+    threshold = model_choice(settings.embedding_model).answer_threshold
+    return OfflineModel(threshold=threshold, language=settings.language)
+
+
+async def _served_locally(base_url: str) -> bool:
+    """Whether every address of the endpoint's host is loopback or private."""
+    try:
+        parsed = parse_url(base_url)
+        addresses = (
+            [parsed.literal]
+            if parsed.literal is not None
+            else await system_resolver(parsed.host, parsed.port)
+        )
+    except (IngestError, OSError, UnicodeError, ValueError):
+        return False
+    return bool(addresses) and all(is_refused_address(address) for address in addresses)
+
+
+async def _pricing(settings: Settings, table: dict[str, ModelPrice]) -> ModelPricing:
+    name = settings.llm_model
+    if name in table:
+        return ModelPricing(name, table[name], "table")
+    if settings.llm_base_url and await _served_locally(settings.llm_base_url):
+        logger.info(
+            "LLM_MODEL %r has no price and is served from a local address: counted as free "
+            "(set LLM_PRICES to charge it)",
+            name,
+        )
+        return ModelPricing(name, FREE, "local")
+    pricing = ModelPricing(name, UNKNOWN_MODEL_PRICE, "assumed")
+    logger.warning("%s", pricing.note())
+    return pricing
+
+
+async def chat_model(settings: Settings, stack: AsyncExitStack) -> ChatModelChoice:
+    """The configured OpenAI-compatible model and its pricing, or the offline answerer."""
     if not settings.llm_base_url:
-        # Each embedding model spreads its cosines differently: its own calibrated threshold.
-        threshold = model_choice(settings.embedding_model).answer_threshold
-        return OfflineModel(threshold=threshold, language=settings.language), FREE
+        return extractive_model(settings), ModelPricing(MODEL_NAME, FREE, "offline")
     try:
         table = {**DEFAULT_PRICES, **parse_price_table(settings.llm_prices)}
     except ValueError as exc:
@@ -56,7 +114,7 @@ async def chat_model(settings: Settings, stack: AsyncExitStack) -> tuple[ChatMod
             read_timeout=settings.llm_timeout_seconds,
         )
     )
-    return model, price_for(settings.llm_model, table, UNKNOWN_MODEL_PRICE)
+    return model, await _pricing(settings, table)
 
 
 def meter(settings: Settings, budget: BudgetLedger, price: ModelPrice) -> Meter:

@@ -44,10 +44,10 @@ async def _invite(call: CommandCall) -> Reply:
 
 async def _budget(call: CommandCall) -> Reply:
     report = await call.services.reports.budget(call.identity)
-    return Message(
-        rich(f"Today ({report.day}): {report.spent.format(4)} of {report.cap.format(2)} spent."),
-        personal=True,
-    )
+    text = f"Today ({report.day}): {report.spent.format(4)} of {report.cap.format(2)} spent."
+    if report.pricing_note:
+        text += f"\n{report.pricing_note}"
+    return Message(rich(text), personal=True)
 
 
 async def _approvals(call: CommandCall) -> Reply:

@@ -68,6 +68,10 @@ class AgentContext:
     clock: Callable[[], datetime]
     # Conversation memory (search_memory); without it the tool answers that memory is off.
     memory: MemoryRecall | None = None
+    # The extractive answerer beside a real `model`: it plans the retrieval every question
+    # gets, and answers from the sources when the model's answer fails or cannot be
+    # verified. None when `model` is the extractive answerer itself.
+    fallback: ChatModel | None = None
     # A random marker in the system prompt, new for every process: an answer that contains
     # it has leaked the prompt and is refused at verify (see `graphs.agent.leaks`).
     canary: str = field(default_factory=lambda: f"{CANARY_PREFIX}{secrets.token_hex(8)}")

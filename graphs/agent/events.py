@@ -90,6 +90,9 @@ class TurnDone:
     cost_usd: float = 0.0
     latency_ms: int = 0
     node_latency_ms: Mapping[str, int] = field(default_factory=dict)
+    # Why the answer was taken from the sources directly instead of from the model ("" when
+    # it was not): unverified, incomplete, unavailable, context, budget_spent ...
+    fallback: str = ""
 
 
 TurnEvent = (

@@ -1,8 +1,12 @@
 """The agent graph, built by a factory with an injected checkpointer, and the ways to drive it.
 
-A chat thread (one per platform, chat and user): guard_input -> refuse | generate;
-generate -> execute_tools -> generate (at most N rounds); generate -> verify; and
-generate -> request_approval -> verify, which ends the turn with "waiting for the owner".
+A chat thread (one per platform, chat and user): guard_input -> refuse | retrieve (the
+sources every question gets, `graphs.agent.retrieval_node`) -> generate | answer_offline;
+generate -> execute_tools -> generate (at most N rounds); generate -> check_answer (claim by
+claim, `graphs.agent.fallback_nodes`) -> verify | answer_offline; a failing model ->
+answer_offline (the extractive answerer over the same sources, which may call tools too)
+-> verify; and generate | answer_offline -> request_approval -> verify, which ends the turn
+with "waiting for the owner".
 An approval thread (one per request, `approval:{id}`) starts at await_approval, which
 interrupt()s until the owner decides (the pause is checkpointed), then runs the tool at
 most once -> generate -> verify. Keeping the wait in its own thread lets the person go
@@ -21,7 +25,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Command
 
-from graphs.agent import approval_nodes, nodes
+from graphs.agent import approval_nodes, fallback_nodes, generate_node, nodes, retrieval_node
 from graphs.agent.context import AgentContext
 from graphs.agent.events import TurnEvent
 from graphs.agent.state import AgentState, TurnInput
@@ -48,8 +52,11 @@ def _entry(state: AgentState) -> Literal["await_approval", "guard_input"]:
     return "await_approval" if state.get("resume_from_approval") else "guard_input"
 
 
-def _after_request(state: AgentState) -> Literal["verify", "generate"]:
-    return "verify" if state.get("approval_id") else "generate"
+def _after_request(state: AgentState) -> Literal["verify", "generate", "answer_offline"]:
+    """The turn ends waiting for the owner; a request not made goes back to who asked."""
+    if state.get("approval_id"):
+        return "verify"
+    return nodes.route_to_answer(state)
 
 
 def build_agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> AgentGraph:
@@ -57,17 +64,23 @@ def build_agent_graph(checkpointer: BaseCheckpointSaver[Any]) -> AgentGraph:
     builder = StateGraph(AgentState, context_schema=AgentContext)
     builder.add_node("guard_input", nodes.guard_input)
     builder.add_node("refuse", nodes.refuse)
-    builder.add_node("generate", nodes.generate)
+    builder.add_node("retrieve", retrieval_node.retrieve)
+    builder.add_node("generate", generate_node.generate)
     builder.add_node("execute_tools", nodes.execute_tools)
+    builder.add_node("check_answer", fallback_nodes.check_answer)
+    builder.add_node("answer_offline", fallback_nodes.answer_offline)
     builder.add_node("request_approval", approval_nodes.request_approval)
     builder.add_node("await_approval", approval_nodes.await_approval)
     builder.add_node("verify", nodes.verify)
     builder.add_conditional_edges(START, _entry)
     builder.add_conditional_edges("guard_input", nodes.route_after_guard)
+    builder.add_conditional_edges("retrieve", nodes.route_to_answer)
     builder.add_conditional_edges("generate", nodes.route_after_generate)
-    builder.add_edge("execute_tools", "generate")
+    builder.add_conditional_edges("execute_tools", nodes.route_after_tools)
+    builder.add_conditional_edges("check_answer", nodes.route_after_check)
+    builder.add_conditional_edges("answer_offline", nodes.route_after_offline)
     builder.add_conditional_edges("request_approval", _after_request)
-    builder.add_edge("await_approval", "generate")
+    builder.add_conditional_edges("await_approval", nodes.route_to_answer)
     builder.add_edge("refuse", END)
     builder.add_edge("verify", END)
     return builder.compile(checkpointer=checkpointer, name="agent")

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final
 
-from graphs.agent.prompts import HARDENED, INSTRUCTIONS, MARKER_LINE
+from graphs.agent.prompts import CONTEXT_LINE, HARDENED, INSTRUCTIONS, MARKER_LINE
 from graphs.agent.tools import TOOLS
 
 __all__ = [
@@ -143,7 +143,12 @@ def _vocabulary() -> tuple[ToolWords, ...]:
     )
 
 
-INSTRUCTION_TEXT: Final = compact(INSTRUCTIONS + HARDENED + MARKER_LINE)
+INSTRUCTION_TEXT: Final = compact(
+    INSTRUCTIONS
+    + HARDENED
+    + CONTEXT_LINE.format(role="member", chat="a private chat")
+    + MARKER_LINE
+)
 TOOL_TEXT: Final = compact(_tool_json())
 INSTRUCTION_SHINGLES: Final = shingles(INSTRUCTION_TEXT)
 TOOL_SHINGLES: Final = shingles(TOOL_TEXT)

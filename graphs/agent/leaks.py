@@ -5,8 +5,10 @@ undoing cheap disguises (the guards' normalisation: look-alikes, invisible chara
 letter-spacing, leetspeak, markup, entities and percent-escapes, base64/hex runs; plus the
 text reversed and in ROT13), then compares it with `graphs.agent.leak_corpus`:
 
-- **canary**: the random marker of the system prompt (see `AgentContext.canary`), or its
-  hex part, anywhere in a compact view (re-spaced, re-cased, reversed, ROT13, decoded);
+- **canary**: the random marker of the system prompt (see `AgentContext.canary`), its hex
+  part, the first `CANARY_HEX_CHARS` of it, or its fixed prefix `lore-canary` with
+  anything after it, anywhere in a compact view (re-spaced, re-cased, reversed, ROT13,
+  decoded): a cut and re-cased copy ("Lore-canary-b860…") is still the canary;
 - **instructions or tool definitions repeated**: a run of `LONG_RUN` compact characters
   shared with them, or `TOTAL_RUN` characters in runs of at least `COUNTED_RUN`;
 - **instructions paraphrased**: `RULES_FOR_LEAK` different instructions each echoed by one
@@ -54,6 +56,9 @@ __all__ = [
 ]
 
 LONG_RUN: Final = 40
+#: A leaked piece of the canary's random part this long counts as the canary.
+CANARY_HEX_CHARS: Final = 8
+_CANARY_WORD: Final = compact(CANARY_PREFIX)
 TOTAL_RUN: Final = 80
 COUNTED_RUN: Final = 20
 RULES_FOR_LEAK: Final = 3
@@ -176,8 +181,8 @@ class LeakCheck:
     def __init__(self, canary: str, exempt: Iterable[str] = ()) -> None:
         self._canary = canary
         hexpart = canary.removeprefix(CANARY_PREFIX)
-        forms = {compact(canary), compact(hexpart)} if canary else set()
-        self._canary_forms = frozenset(form for form in forms if len(form) >= 8)
+        forms = {compact(canary), compact(hexpart), compact(hexpart[:CANARY_HEX_CHARS])}
+        self._canary_forms = frozenset(form for form in forms if canary and len(form) >= 8)
         exempt_words: list[tuple[str, str]] = []
         exempt_shingles: set[str] = set()
         for text in exempt:
@@ -186,6 +191,10 @@ class LeakCheck:
             for view in views.compacts:
                 exempt_shingles |= shingles(view)
         self._exempt_shingles = frozenset(exempt_shingles)
+        # Only a source that itself names the prefix ("lore-canary-") may be quoted with it.
+        self._prefix_leaks = bool(canary) and not any(
+            _CANARY_WORD in view for view, _ in exempt_words
+        )
         self._exempt_stems = frozenset[str]().union(*(stems(view) for view, _ in exempt_words))
         self._exempt_tools = frozenset(
             tool.name
@@ -215,7 +224,8 @@ class LeakCheck:
         if not text.strip():
             return NO_LEAK
         views = answer_views(text)
-        if any(form in view for form in self._canary_forms for view in views.compacts):
+        forms = self._canary_forms | ({_CANARY_WORD} if self._prefix_leaks else set())
+        if any(form in view for form in forms for view in views.compacts):
             return LeakAssessment("answer contains the prompt canary", suspicious=True)
         runs = [_runs(view, self._exempt_shingles) for view in views.compacts]
         findings = (

@@ -1,5 +1,10 @@
-"""The agent graph's nodes: guard_input, refuse, generate, execute_tools, verify (the approval
-nodes are in `graphs.agent.approval_nodes`). `generate` is the only node that calls a model."""
+"""The agent graph's small nodes and its routers: guard_input, refuse, execute_tools, verify.
+
+The others live beside this module: `retrieve` (`graphs.agent.retrieval_node`), `generate`
+(`graphs.agent.generate_node`, the only node that calls the configured model),
+`check_answer` and `answer_offline` (`graphs.agent.fallback_nodes`), and the approval nodes
+(`graphs.agent.approval_nodes`).
+"""
 
 from __future__ import annotations
 
@@ -13,28 +18,30 @@ from typing import Any, Literal, Protocol
 
 from langgraph.runtime import Runtime
 
-from graphs.agent.citation_order import StreamRenumberer
 from graphs.agent.context import AgentContext
-from graphs.agent.events import AnswerDelta, ToolStatus
+from graphs.agent.events import ToolStatus
 from graphs.agent.guards_node import GuardFlag, check_turn
-from graphs.agent.leak_stream import StreamLeakGuard, turn_leak_check, turn_model_text
-from graphs.agent.prompts import system_prompt
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
-from graphs.agent.verify import PROMPT_LEAK, finish_turn
+from graphs.agent.verify import finish_turn
 from graphs.llm.data_blocks import as_data, data_key
-from graphs.llm.metered import BudgetRefusedError, metered_call
-from graphs.llm.types import ChatMessage, ProviderStreamError, ProviderUnavailableError, ToolCall
+from graphs.llm.types import ChatMessage, ToolCall
 from storage.turns import TurnOutcome
 
 __all__ = [
+    "BUDGET_REFUSALS",
+    "Update",
     "execute_tools",
-    "generate",
     "guard_input",
     "next_ref",
     "refuse",
+    "route_after_check",
     "route_after_generate",
     "route_after_guard",
+    "route_after_offline",
+    "route_after_tools",
+    "route_to_answer",
+    "run_calls",
     "run_tool",
     "timed",
     "verify",
@@ -58,6 +65,7 @@ BUDGET_SPENT = Refusal(
 BUDGET_UNAVAILABLE = Refusal(
     "budget_unavailable", "I can't check today's budget right now, so I won't answer. Sorry!"
 )
+BUDGET_REFUSALS = {"budget_spent": BUDGET_SPENT, "budget_unavailable": BUDGET_UNAVAILABLE}
 
 
 def timed(name: str) -> Callable[[Node], Node]:
@@ -99,6 +107,10 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
         "pending_calls": [],
         "approval_id": None,
         "answer": "",
+        "answered_by": "",
+        "plan": "",
+        "fallback": None,
+        "model_note": None,
         "finish_reason": "",
         "tools_used": [],
         "usage": TurnUsage(),
@@ -115,19 +127,23 @@ async def guard_input(state: AgentState, runtime: Runtime[AgentContext]) -> Upda
             user_id=turn.user_id,
             now=ctx.clock(),
         )
-    if outcome is not None and not isinstance(outcome, GuardFlag):
+    # Beside a real model, a spent or unreadable budget is no wall: the extractive answerer
+    # costs nothing, so it answers from the sources (the incident is recorded all the same).
+    to_sources = outcome is not None and outcome.reason in BUDGET_REFUSALS and ctx.fallback
+    if outcome is not None and not isinstance(outcome, GuardFlag) and not to_sources:
         return {**fresh, "refusal": Refusal(outcome.reason, outcome.message)}
     return {
         **fresh,
         "hardened": isinstance(outcome, GuardFlag),
+        "fallback": outcome.reason if to_sources and outcome is not None else None,
         "messages": [ChatMessage("user", turn.text)],
         "thread_turns": turns + 1,
     }
 
 
-def route_after_guard(state: AgentState) -> Literal["refuse", "generate"]:
-    """Refused turns end politely; the rest go to the model."""
-    return "refuse" if state.get("refusal") else "generate"
+def route_after_guard(state: AgentState) -> Literal["refuse", "retrieve"]:
+    """Refused turns end politely; the rest look up their sources, then get an answer."""
+    return "refuse" if state.get("refusal") else "retrieve"
 
 
 @timed("refuse")
@@ -138,130 +154,59 @@ async def refuse(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     return {}
 
 
-def _history(messages: Sequence[ChatMessage], keep_user_turns: int) -> list[ChatMessage]:
-    """The last turns of the conversation, cut at a user message (never inside a tool call)."""
-    starts = [i for i, message in enumerate(messages) if message.role == "user"]
-    if len(starts) <= keep_user_turns:
-        return list(messages)
-    return list(messages[starts[-keep_user_turns] :])
-
-
-BUDGET_REFUSALS = {"budget_spent": BUDGET_SPENT, "budget_unavailable": BUDGET_UNAVAILABLE}
-
-
-@timed("generate")
-async def generate(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
-    """Call the model once, streaming its text; the call is booked by `metered_call`."""
-    ctx, turn = runtime.context, state["turn"]
-    hardened = state.get("hardened", False)
-    tools = offered_tools(turn, hardened=hardened)
-    choice: Literal["auto", "none"] = (
-        "none" if state.get("tool_rounds", 0) >= ctx.limits.max_tool_rounds else "auto"
-    )
-    pinned = await ctx.documents.pinned_shared()
-    system = system_prompt(
-        now=ctx.clock(),
-        timezone=turn.timezone,
-        is_group=turn.is_group,
-        role=turn.role,
-        pinned=pinned,
-        pinned_token_budget=ctx.limits.pinned_token_budget,
-        canary=ctx.canary,
-        hardened=hardened,
-    )
-    messages = [ChatMessage("system", system), *_history(state["messages"], 6)]
-
-    # Citations stream numbered 1..n in order of first use, as verify will number them.
-    citations = StreamRenumberer(state.get("passages", {}).keys())
-
-    def show(text: str) -> None:
-        if shown := citations.feed(text):
-            runtime.stream_writer(AnswerDelta(shown))
-
-    # Nothing that could be part of a prompt leak is streamed (graphs.agent.leak_stream).
-    history = state["messages"]
-    guard = StreamLeakGuard(
-        turn_leak_check(ctx.canary, history), show, context=turn_model_text(history)
-    )
-
-    try:
-        call = await metered_call(
-            ctx.meter,
-            ctx.model,
-            messages,
-            purpose="model call",
-            max_tokens=ctx.limits.max_answer_tokens,
-            tools=[tool.spec for tool in tools],
-            tool_choice=choice,
-            on_text=guard.feed,
-        )
-    except BudgetRefusedError as exc:
-        await ctx.incidents.record_guard(
-            guard=exc.reason,
-            reason="model call reservation refused",
-            platform=turn.platform,
-            chat_id=turn.chat_id,
-            user_id=turn.user_id,
-            now=ctx.clock(),
-        )
-        return {"refusal": BUDGET_REFUSALS[exc.reason]}
-    except ProviderUnavailableError as exc:
-        logger.warning("Model unavailable: %s", exc)
-        return {"error": "The language model is unavailable right now. Please try again soon."}
-    except ProviderStreamError as exc:
-        logger.warning("Model stream broke off: %s", exc)
-        return {"error": "The answer broke off half-way. Please ask again."}
-    guard.finish()
-    if rest := citations.flush():
-        runtime.stream_writer(AnswerDelta(rest))
-    completion, usage = call.completion, call.usage
-    spent = TurnUsage(
-        completion.model,
-        usage.prompt_tokens,
-        usage.completion_tokens,
-        usage.cached_tokens,
-        call.cost.micros,
-    )
-    if guard.leak is not None:
-        # No tool runs for a model that is leaking its prompt, and the leak is not kept in
-        # the conversation: verify refuses the turn.
-        logger.warning("Model text leaked the system prompt: %s", guard.leak)
-        return {
-            "messages": [ChatMessage("assistant", PROMPT_LEAK.message)],
-            "pending_calls": [],
-            "answer": PROMPT_LEAK.message,
-            "prompt_leak": guard.leak,
-            "finish_reason": completion.finish_reason,
-            "usage": state.get("usage", TurnUsage()).plus(spent),
-        }
-    # Out of tool rounds: calls from a model that ignores tool_choice "none" are dropped.
-    calls = completion.tool_calls if choice == "auto" else ()
-    if len(calls) != len(completion.tool_calls):
-        logger.warning("Model called tools after its last tool round; calls ignored")
-    return {
-        "messages": [ChatMessage("assistant", completion.text, calls)],
-        "pending_calls": list(calls),
-        "answer": completion.text,
-        "finish_reason": completion.finish_reason,
-        "usage": state.get("usage", TurnUsage()).plus(spent),
-    }
-
-
-def route_after_generate(
-    state: AgentState,
-) -> Literal["refuse", "verify", "execute_tools", "request_approval"]:
-    """Tools to run, an approval to ask for, or an answer to check."""
-    if state.get("refusal"):
-        return "refuse"
-    calls = state.get("pending_calls", [])
-    if state.get("error") or not calls:
-        return "verify"
+def _route_calls(state: AgentState) -> Literal["execute_tools", "request_approval"]:
     # Only an offered tool can ask for approval: a call for one that is not offered here (a
     # hardened turn offers none) runs as "no such tool" instead of reaching the owner.
+    calls = state.get("pending_calls", [])
     offered = offered_tools(state["turn"], hardened=state.get("hardened", False))
     if any(tool.high_risk and tool.name in {call.name for call in calls} for tool in offered):
         return "request_approval"
     return "execute_tools"
+
+
+def route_after_generate(
+    state: AgentState,
+) -> Literal[
+    "refuse",
+    "verify",
+    "execute_tools",
+    "request_approval",
+    "generate",
+    "answer_offline",
+    "check_answer",
+]:
+    """A refusal, the fallback, an error, tools to run or an approval to ask for, another
+    try after a reply the server could not read, or an answer to check."""
+    if state.get("refusal"):
+        return "refuse"
+    if state.get("fallback"):
+        return "answer_offline"
+    if state.get("error"):
+        return "verify"
+    if state.get("pending_calls"):
+        return _route_calls(state)
+    if state.get("model_note"):
+        return "generate"
+    return "check_answer"
+
+
+def route_after_offline(
+    state: AgentState,
+) -> Literal["verify", "execute_tools", "request_approval"]:
+    """The extractive answerer's tool calls, or its answer to finish."""
+    if state.get("error") or not state.get("pending_calls"):
+        return "verify"
+    return _route_calls(state)
+
+
+def route_to_answer(state: AgentState) -> Literal["generate", "answer_offline"]:
+    """The model answers, unless the turn is to be answered from the sources directly."""
+    return "answer_offline" if state.get("fallback") else "generate"
+
+
+def route_after_check(state: AgentState) -> Literal["verify", "answer_offline"]:
+    """A checked answer is finished; a rejected one is answered from the sources instead."""
+    return "answer_offline" if state.get("fallback") else "verify"
 
 
 def next_ref(passages: dict[int, PassageRef]) -> int:
@@ -291,9 +236,10 @@ async def run_tool(
         return ToolResult({"error": f"{call.name} failed; please try again."})
 
 
-@timed("execute_tools")
-async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
-    """Run the low-risk tools the model asked for; number the sources they return."""
+async def run_calls(
+    state: AgentState, runtime: Runtime[AgentContext], calls: Sequence[ToolCall]
+) -> Update:
+    """Run low-risk tool calls; their results as tool messages, their sources numbered."""
     ctx = runtime.context
     key = data_key(ctx.canary, state["turn"].turn_id)
     passages = dict(state.get("passages", {}))
@@ -301,7 +247,7 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
     used = list(state.get("tools_used", []))
     flagged = state.get("flagged_passages", 0)
     timeouts = state.get("tool_timeouts", 0)
-    for call in state.get("pending_calls", []):
+    for call in calls:
         tool = TOOLS.get(call.name)
         runtime.stream_writer(ToolStatus(call.name, tool.status if tool else "Working..."))
         result = await run_tool(ctx, state, call, next_ref(passages))
@@ -318,15 +264,29 @@ async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Up
         "tool_timeouts": timeouts,
         "pending_calls": [],
         "tools_used": used,
-        "tool_rounds": state.get("tool_rounds", 0) + 1,
     }
+
+
+@timed("execute_tools")
+async def execute_tools(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
+    """Run the low-risk tools the model asked for; number the sources they return."""
+    update = await run_calls(state, runtime, state.get("pending_calls", []))
+    return {**update, "tool_rounds": state.get("tool_rounds", 0) + 1}
+
+
+def route_after_tools(state: AgentState) -> Literal["generate", "answer_offline"]:
+    """Back to whoever asked for the tools: the model, or the extractive answerer."""
+    return route_to_answer(state)
 
 
 @timed("verify")
 async def verify(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
-    """Check citations, book the turn, record what could not be answered."""
+    """Check citations, book the turn, record what could not be answered. The conversation
+    keeps the answer the person read, never the model's unchecked text."""
     answer = await finish_turn(state, runtime)
-    return {"answer": answer}
+    if state.get("error") or state.get("approval_id"):
+        return {"answer": answer}
+    return {"answer": answer, "messages": [ChatMessage("assistant", answer)]}
 
 
 def now_of(ctx: AgentContext) -> datetime:

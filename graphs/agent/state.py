@@ -128,6 +128,16 @@ class AgentState(TypedDict, total=False):
     pending_calls: list[ToolCall]
     approval_id: str | None
     answer: str
+    # Who wrote `answer`: "model" (checked claim by claim before it is shown) or "extractive"
+    # (quotes of the sources: the offline answerer, as the main model or as the fallback).
+    answered_by: str
+    # What the forced retrieval found the message to be (`graphs.agent.retrieval_node`):
+    # "search", "reply" (a greeting, nothing to look up) or "act" (an action for the owner).
+    plan: str
+    # Why the turn is answered from the sources directly instead of by the model, or None.
+    fallback: str | None
+    # Told to the model once, for this turn only (its last reply could not be read).
+    model_note: str | None
     finish_reason: str
     tools_used: list[str]
     usage: TurnUsage

@@ -30,7 +30,14 @@ from storage.ids import DocumentId, TurnId
 from storage.incidents import CitationEventKind
 from storage.turns import TurnOutcome, TurnRecord
 
-__all__ = ["NO_SOURCE", "PROMPT_LEAK", "cited_refs", "finish_turn", "log_turn"]
+__all__ = [
+    "FALLBACK_NOTES",
+    "NO_SOURCE",
+    "PROMPT_LEAK",
+    "cited_refs",
+    "finish_turn",
+    "log_turn",
+]
 
 CITATION = re.compile(r"\[(\d{1,3})\]")
 MEMORY_TOOL = "search_memory"
@@ -47,6 +54,16 @@ SEARCH_TIMED_OUT = (
 PROMPT_LEAK = Refusal(
     "prompt_leak", "I can't share details of how I'm set up. Please ask about the knowledge base."
 )
+_FROM_SOURCES = "Answered from the sources directly: "
+#: The line under an answer the sources gave instead of the model, by the fallback's reason.
+FALLBACK_NOTES = {
+    "unverified": _FROM_SOURCES + "the model's answer could not be verified.",
+    "incomplete": _FROM_SOURCES + "the model's answer was cut off.",
+    "unavailable": _FROM_SOURCES + "the language model is unavailable right now.",
+    "context": _FROM_SOURCES + "the conversation is too long for the language model.",
+    "budget_spent": _FROM_SOURCES + "the daily budget is spent.",
+    "budget_unavailable": _FROM_SOURCES + "the daily budget cannot be checked right now.",
+}
 
 
 def _leak(ctx: AgentContext, state: AgentState) -> str | None:
@@ -173,7 +190,10 @@ async def _judge(
     searched = bool(SEARCH_TOOLS & set(state.get("tools_used", [])))
     if state.get("finish_reason") == "refusal":
         return answer, [], True
-    if searched and not valid:
+    # A real model's answer was checked claim by claim already: one without any citation
+    # stands on what needs none (the question, an action's outcome, what Lore is).
+    checked_uncited = state.get("answered_by") == "model" and not (valid or dropped)
+    if searched and not valid and not checked_uncited:
         return (NO_MEMORY if _memory_only(state) else NO_SOURCE), [], True
     if not searched and not valid and len(answer) > GROUNDING_RISK_CHARS:
         await ctx.incidents.record_citation_event(
@@ -182,6 +202,14 @@ async def _judge(
             f"{len(answer)} characters, no citation, no tool result",
         )
     return answer, valid, False
+
+
+def _with_note(state: AgentState, answer: str, outcome: TurnOutcome) -> str:
+    """An answer the sources gave instead of the model, with the line that says why."""
+    reason = state.get("fallback")
+    if not reason or outcome is not TurnOutcome.ANSWERED or state.get("approval_id"):
+        return answer
+    return f"{answer}\n\n{FALLBACK_NOTES.get(reason, FALLBACK_NOTES['unverified'])}"
 
 
 async def finish_turn(
@@ -232,6 +260,7 @@ async def finish_turn(
             )
         if unanswered:
             runtime.stream_writer(RefusalEvent("no_source", answer))
+        answer = _with_note(state, answer, final)
     events = tuple(
         CitationEvent(ref.ref, ref.document_id, ref.title, ref.source, ref.private, ref.location)
         for ref in citations
@@ -256,6 +285,7 @@ async def finish_turn(
             cost_usd=usage.cost.dollars,
             latency_ms=_elapsed_ms(state, ctx.clock()),
             node_latency_ms=node_ms,
+            fallback=state.get("fallback") or "",
         )
     )
     return answer

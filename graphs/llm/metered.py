@@ -105,13 +105,18 @@ async def _stream(
     on_text: Callable[[str], None] | None,
 ) -> Completion:
     completion: Completion | None = None
-    async for event in model.stream(
-        messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens
-    ):
-        if isinstance(event, Completion):
-            completion = event
-        elif event.text and on_text is not None:
-            on_text(event.text)
+    events = model.stream(messages, tools=tools, tool_choice=tool_choice, max_tokens=max_tokens)
+    try:
+        async for event in events:
+            if isinstance(event, Completion):
+                completion = event
+            elif event.text and on_text is not None:
+                on_text(event.text)  # may raise to stop the call (a looping model)
+    finally:
+        # Leaving early closes the stream, and with it the HTTP response, at once.
+        close = getattr(events, "aclose", None)
+        if close is not None:
+            await close()
     if completion is None:
         raise ProviderStreamError("The model stream ended without a completion")
     return completion

@@ -14,6 +14,12 @@ honoured up to a cap, everything inside the total timeout):
   `ProviderUnavailableError`.
 * Other 4xx: `ProviderUnavailableError` with the server's message, trimmed, never retried.
 * Malformed SSE or JSON: never retried (it would most likely come back the same).
+* A prompt longer than the model's context (OpenAI's `context_length_exceeded`, llama.cpp's
+  `exceed_context_size_error`, vLLM's "maximum context length"): `ContextTooLongError`,
+  never retried.
+* The server could not read what the model wrote (llama.cpp answers a malformed tool call
+  with an error event: "does not match the expected ... format"): `ModelOutputError`, never
+  retried; the agent shows the model its mistake once instead (`graphs.agent.nodes`).
 * Anything after a `TextDelta` was yielded: `ProviderStreamError`, never retried, because a
   retry would restart an answer the user has half seen.
 
@@ -31,6 +37,7 @@ import json
 import logging
 import math
 import random
+import re
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from types import TracebackType
@@ -41,12 +48,15 @@ import httpx
 from graphs.llm.openai_stream import (
     AttemptFailedError,
     error_text,
+    model_output_failure,
     read_events,
     transport_failure,
 )
 from graphs.llm.types import (
     ChatMessage,
+    ContextTooLongError,
     ModelEvent,
+    ModelOutputError,
     ProviderStreamError,
     ProviderUnavailableError,
     TextDelta,
@@ -60,6 +70,18 @@ logger = logging.getLogger(__name__)
 
 _RETRY_STATUSES = frozenset({408, 409, 429})
 _MAX_ERROR_BODY = 64 * 1024
+#: Shorter API keys are not scrubbed from error texts: replacing them would mangle words.
+_MIN_SCRUBBED_KEY = 8
+_CONTEXT_TOO_LONG = re.compile(
+    r"context[_ ]length[_ ]exceeded|exceed\w*[_ ](?:the[_ ])?(?:available[_ ])?context"
+    r"|maximum context length|context (?:size|window|length) (?:of|is|exceeded)"
+    r"|prompt is too long|too many (?:input )?tokens",
+    re.IGNORECASE,
+)
+_UNAVAILABLE = {
+    "context": ContextTooLongError,
+    "model_output": ModelOutputError,
+}
 
 
 class OpenAICompatibleModel:
@@ -167,9 +189,8 @@ class OpenAICompatibleModel:
                     raise ProviderStreamError(f"stream broke after text: {reason}") from None
                 delay = self._retry_delay(attempt, exc)
                 if delay is None or loop.time() + delay >= deadline:
-                    raise ProviderUnavailableError(
-                        f"{reason} (after {attempt + 1} attempt(s))"
-                    ) from None
+                    error = _UNAVAILABLE.get(exc.kind, ProviderUnavailableError)
+                    raise error(f"{reason} (after {attempt + 1} attempt(s))") from None
                 attempt += 1
                 logger.debug("retrying in %.2fs (attempt %d)", delay, attempt + 1)
                 await self._sleep(delay)
@@ -177,8 +198,10 @@ class OpenAICompatibleModel:
                 return
 
     def _scrubbed(self, reason: str) -> str:
-        """A failure reason with the key masked, in case a server echoed it back."""
-        return reason.replace(self._api_key, "***") if self._api_key else reason
+        """A failure reason with the key masked, in case a server echoed it back (a key too
+        short to tell from ordinary text is never configured: settings refuse it)."""
+        key = self._api_key
+        return reason.replace(key, "***") if key and len(key) >= _MIN_SCRUBBED_KEY else reason
 
     def _retry_delay(self, attempt: int, failure: AttemptFailedError) -> float | None:
         if not failure.retryable or attempt >= self._max_retries:
@@ -253,6 +276,18 @@ class OpenAICompatibleModel:
             return AttemptFailedError(f"authentication failed (HTTP {status})", retryable=False)
         payload = await _read_capped(response, deadline)
         message = _error_message(payload)
+        if _CONTEXT_TOO_LONG.search(payload):
+            return AttemptFailedError(
+                f"the prompt is too long for the model (HTTP {status}): {message}",
+                retryable=False,
+                kind="context",
+            )
+        if model_output_failure(message):
+            return AttemptFailedError(
+                f"the server could not read the model's output (HTTP {status}): {message}",
+                retryable=False,
+                kind="model_output",
+            )
         retryable = status in _RETRY_STATUSES or status >= 500
         if status == 429 and "insufficient_quota" in payload:
             retryable = False

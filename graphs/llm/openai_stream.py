@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 
@@ -20,9 +20,12 @@ from graphs.llm.types import Completion, ModelEvent, TextDelta, ToolCall, Usage
 
 __all__ = [
     "AttemptFailedError",
+    "FailureKind",
     "SseParser",
     "StreamState",
     "error_text",
+    "model_output_failure",
+    "normal_finish_reason",
     "read_events",
     "transport_failure",
 ]
@@ -30,23 +33,73 @@ __all__ = [
 _MAX_EVENT_CHARS = 1024 * 1024
 _MAX_MESSAGE_CHARS = 300
 _LINE_END = re.compile(r"\r\n|\r|\n")
+#: What servers say when the model's own output broke their parser (llama.cpp: "The model
+#: produced output that does not match the expected peg-native format"; vLLM and proxies:
+#: "failed to parse tool call", "invalid function call").
+_MODEL_OUTPUT = re.compile(
+    r"does not match the expected|fail\w* to parse|could not parse|pars\w* error"
+    r"|invalid (?:tool|function)[ _]call|malformed (?:tool|function)",
+    re.IGNORECASE,
+)
+#: `finish_reason` spellings of other servers, as OpenAI's.
+_FINISH_REASONS = {
+    "tool_use": "tool_calls",
+    "function_call": "tool_calls",
+    "max_tokens": "length",
+    "max_output_tokens": "length",
+    "model_length": "length",
+    "end_turn": "stop",
+    "eos": "stop",
+    "eos_token": "stop",
+    "stop_sequence": "stop",
+    "safety": "content_filter",
+    "recitation": "content_filter",
+}
+
+#: Why an attempt failed, which decides the error the caller sees: `model_output` (the server
+#: could not read what the model wrote) and `context` (the prompt is too long) are the
+#: model's or the prompt's doing, not an outage.
+FailureKind = Literal["transport", "status", "context", "model_output", "stream"]
 
 
 class AttemptFailedError(Exception):
     """One attempt failed; `reason` is safe to show (no key, no prompt)."""
 
-    def __init__(self, reason: str, *, retryable: bool, retry_after: float | None = None) -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        retryable: bool,
+        retry_after: float | None = None,
+        kind: FailureKind = "status",
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
         self.retry_after = retry_after
+        self.kind = kind
+
+
+def model_output_failure(message: str) -> bool:
+    """Whether a server's error message says the model's own output could not be read."""
+    return _MODEL_OUTPUT.search(message) is not None
 
 
 def transport_failure(exc: httpx.TransportError) -> AttemptFailedError:
     """A retryable failure for an httpx connection error or timeout (type name only)."""
     if isinstance(exc, httpx.TimeoutException):
-        return AttemptFailedError(f"timed out ({type(exc).__name__})", retryable=True)
-    return AttemptFailedError(f"connection failed ({type(exc).__name__})", retryable=True)
+        return AttemptFailedError(
+            f"timed out ({type(exc).__name__})", retryable=True, kind="transport"
+        )
+    return AttemptFailedError(
+        f"connection failed ({type(exc).__name__})", retryable=True, kind="transport"
+    )
+
+
+def normal_finish_reason(reason: str) -> str:
+    """A `finish_reason` as OpenAI spells it ("STOP", "max_tokens", "tool_use" ...)."""
+    lowered = reason.strip().lower()
+    return _FINISH_REASONS.get(lowered, lowered)
 
 
 def error_text(parsed: Any, *, fallback: str) -> str:
@@ -179,7 +232,13 @@ class StreamState:
     def _apply_chunk(self, payload: dict[str, Any]) -> str:
         if payload.get("error") is not None:  # OpenAI, vLLM and proxies report errors in-band
             message = error_text(payload["error"], fallback="unknown error")
-            raise AttemptFailedError(f"error in stream: {message}", retryable=True)
+            if model_output_failure(message):
+                raise AttemptFailedError(
+                    f"the server could not read the model's output: {message}",
+                    retryable=False,
+                    kind="model_output",
+                )
+            raise AttemptFailedError(f"error in stream: {message}", retryable=True, kind="stream")
         if isinstance(payload.get("usage"), dict):
             self.usage = _usage(payload["usage"])
         choices = payload.get("choices") or []
@@ -187,10 +246,12 @@ class StreamState:
             return ""
         choice = choices[0]
         if choice.get("finish_reason"):
-            self.finish_reason = str(choice["finish_reason"])
+            self.finish_reason = normal_finish_reason(str(choice["finish_reason"]))
         delta = choice.get("delta") or {}
         for fragment in delta.get("tool_calls") or []:
             self._apply_tool_fragment(fragment)
+        if isinstance(delta.get("function_call"), dict):  # the legacy single-call form
+            self._apply_tool_fragment({"index": 0, "function": delta["function_call"]})
         # `reasoning_content` (DeepSeek reasoner) and `refusal` are not part of the answer.
         content = delta.get("content")
         if content is None:
@@ -223,7 +284,9 @@ class StreamState:
     def completion(self, model: str) -> Completion:
         """The finished call; fails if the stream ended before the model finished."""
         if not self.done and self.finish_reason is None:
-            raise AttemptFailedError("stream ended before the answer was finished", retryable=True)
+            raise AttemptFailedError(
+                "stream ended before the answer was finished", retryable=True, kind="stream"
+            )
         calls = []
         for index in sorted(self.calls):
             partial = self.calls[index]

@@ -15,7 +15,9 @@ __all__ = [
     "ChatMessage",
     "ChatModel",
     "Completion",
+    "ContextTooLongError",
     "ModelEvent",
+    "ModelOutputError",
     "ProviderError",
     "ProviderStreamError",
     "ProviderUnavailableError",
@@ -37,6 +39,15 @@ class ProviderError(Exception):
 
 class ProviderUnavailableError(ProviderError):
     """Failed before anything was streamed, after the allowed retries."""
+
+
+class ContextTooLongError(ProviderUnavailableError):
+    """The server refused the prompt as longer than the model's context; never retried."""
+
+
+class ModelOutputError(ProviderUnavailableError):
+    """The server could not read what the model wrote (a malformed tool call, llama.cpp's
+    "does not match the expected format"): the model's fault, not an outage; never retried."""
 
 
 class ProviderStreamError(ProviderError):

@@ -19,19 +19,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import re
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
+from pathlib import Path
 from typing import Any, Literal, Self
 
 __all__ = ["FakeOpenAI", "RecordedRequest", "ScriptedCall", "split_text"]
 
 _PATH = "/v1/chat/completions"
+RECORDINGS = Path(__file__).resolve().parents[1] / "fixtures" / "provider_streams"
 
 Writer = asyncio.StreamWriter
 Reply = Callable[[Writer, "RecordedRequest"], Awaitable[None]]
 UsageFor = Callable[["RecordedRequest"], tuple[int, int, int]]
+TextFor = Callable[["RecordedRequest"], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +119,7 @@ class FakeOpenAI:
 
     def enqueue_text(
         self,
-        text: str,
+        text: str | TextFor,
         *,
         chunks: int = 3,
         usage: tuple[int, int, int] | UsageFor | None = (10, 5, 0),
@@ -125,11 +129,17 @@ class FakeOpenAI:
     ) -> None:
         """Stream `text` as `chunks` content deltas, then finish, usage and `[DONE]`.
 
-        `usage` is (prompt, completion, cached) tokens, a function that computes them from
-        the request (a tokenizer's count of what was sent), or None to send no usage chunk.
-        With `hold_after=n` the stream pauses after n deltas until `release()`.
+        `text` may be a function of the request (an answer that cites the passages the
+        request carried, whatever their order). `usage` is (prompt, completion, cached)
+        tokens, a function that computes them from the request (a tokenizer's count of what
+        was sent), or None to send no usage chunk. With `hold_after=n` the stream pauses
+        after n deltas until `release()`.
         """
-        deltas = [{"content": part} for part in split_text(text, chunks)]
+
+        def deltas(request: RecordedRequest) -> list[dict[str, Any]]:
+            written = text(request) if callable(text) else text
+            return [{"content": part} for part in split_text(written, chunks)]
+
         self._script.append(
             self._stream_reply(deltas, finish_reason, usage, cache_field, hold_after)
         )
@@ -161,7 +171,9 @@ class FakeOpenAI:
             order = [fragment for fragments in per_call for fragment in fragments]
         deltas = [{"content": part} for part in split_text(text, text_chunks)] if text else []
         deltas += [{"tool_calls": [fragment]} for fragment in order]
-        self._script.append(self._stream_reply(deltas, "tool_calls", usage, "openai", hold_after))
+        self._script.append(
+            self._stream_reply(lambda _: deltas, "tool_calls", usage, "openai", hold_after)
+        )
 
     def enqueue_error(
         self,
@@ -200,6 +212,27 @@ class FakeOpenAI:
         async def reply(writer: Writer, request: RecordedRequest) -> None:
             await self._start_stream(writer)
             await _send_chunk(writer, raw.encode())
+            await _send_chunk(writer, b"")
+
+        self._script.append(reply)
+
+    def enqueue_recording(self, name: str) -> None:
+        """Answer with a real server's recorded response (`tests/fixtures/provider_streams/
+        NAME.json`, made by `benchmarks/record_provider_streams.py`), byte for byte: its
+        status, content type and body, a stream sent event by event as the server did."""
+        record = json.loads((RECORDINGS / f"{name}.json").read_text("utf-8"))
+        body = record["body"].encode()
+        status, content_type = int(record["status"]), str(record["content_type"])
+
+        async def reply(writer: Writer, request: RecordedRequest) -> None:
+            if status != HTTPStatus.OK or not content_type.startswith("text/event-stream"):
+                await _answer(writer, status, body, {"Content-Type": content_type})
+                return
+            fields = {"Content-Type": content_type, "Transfer-Encoding": "chunked"}
+            writer.write(_head(200, {**fields, "Connection": "close"}))
+            for event in re.split(rb"(?<=\n\n)", body):
+                if event:
+                    await _send_chunk(writer, event)
             await _send_chunk(writer, b"")
 
         self._script.append(reply)
@@ -258,7 +291,7 @@ class FakeOpenAI:
 
     def _stream_reply(
         self,
-        deltas: list[dict[str, Any]],
+        deltas: Callable[[RecordedRequest], list[dict[str, Any]]],
         finish_reason: str,
         usage: tuple[int, int, int] | UsageFor | None,
         cache_field: str,
@@ -267,7 +300,7 @@ class FakeOpenAI:
         async def reply(writer: Writer, request: RecordedRequest) -> None:
             await self._start_stream(writer)
             await self._send_event(writer, _chunk_json({"role": "assistant", "content": ""}))
-            for sent, delta in enumerate(deltas):
+            for sent, delta in enumerate(deltas(request)):
                 if sent == hold_after:
                     await self._released.wait()
                 await self._send_event(writer, _chunk_json(delta))
@@ -364,12 +397,12 @@ async def _json_error(writer: Writer, status: int, message: str) -> None:
 
 
 async def _answer(writer: Writer, status: int, body: bytes, headers: dict[str, str]) -> None:
-    """A whole JSON response, then the connection closes."""
+    """A whole response (JSON unless `headers` say otherwise), then the connection closes."""
     fields = {
         "Content-Type": "application/json",
+        **headers,
         "Content-Length": str(len(body)),
         "Connection": "close",
-        **headers,
     }
     writer.write(_head(status, fields) + body)
     await writer.drain()
