@@ -45,6 +45,7 @@ from evals.runner import load_suite, run_suite
 from evals.scoring import Observation, observe
 from graphs.agent.answer_markup import looks_like_markup
 from graphs.agent.claims import ClaimKind, read_claim, segments
+from graphs.agent.grounding import ABOUT_LORE
 from graphs.agent.verify import FALLBACK_NOTES
 from graphs.llm.offline_quotes import content_stems
 from storage.documents import DocumentRepository
@@ -93,7 +94,17 @@ def _strictly_held(sentence: str, text: str) -> bool:
     return not claim.stems or len(held) >= STRICT * len(claim.stems)
 
 
-async def _row(lore: Lore, suite: str, case: str, seen: Observation, seconds: float) -> Row:
+def _units(answer: str, quoted: bool) -> list[str]:
+    """What a citation covers: a model's sentence; a whole quote (one line, its citation at
+    the end) of the offline answerer."""
+    if quoted:
+        return [line for line in answer.splitlines() if line.strip()]
+    return [segment.text for segment in segments(answer)]
+
+
+async def _row(
+    lore: Lore, suite: str, case: str, seen: Observation, *, seconds: float, question: str
+) -> Row:
     answer = seen.answer
     for note in FALLBACK_NOTES.values():
         answer = answer.replace(note, "")
@@ -101,15 +112,18 @@ async def _row(lore: Lore, suite: str, case: str, seen: Observation, seconds: fl
     suspect: list[str] = []
     if seen.outcome == "answered":
         texts = await _texts(lore, seen)
-        for segment in segments(answer):
-            claim = read_claim(segment.text)
+        quoted = bool(seen.fallback) or seen.model_tokens == 0
+        for unit in _units(answer, quoted):
+            claim = read_claim(unit)
             if claim.kind is ClaimKind.CHAT:
                 continue
             sources = [texts[ref] for ref in claim.cites if ref in texts]
             if not sources:
-                uncited.append(segment.text)
-            elif not _strictly_held(segment.text, "\n".join(sources)):
-                suspect.append(segment.text)
+                # What Lore says of itself, or repeats of the question, needs no number.
+                if not _strictly_held(unit, f"{ABOUT_LORE}\n{question}"):
+                    uncited.append(unit)
+            elif not _strictly_held(unit, "\n".join(sources)):
+                suspect.append(unit)
     return Row(
         suite,
         case,
@@ -159,9 +173,13 @@ async def _suites(url: str, model: str, args: argparse.Namespace, rows: list[Row
                 repository=EvalRepository(lore.database),
                 owner=LOCAL_OWNER,
             )
+            messages = {case.id: case.message for case in cases}
             for case in result.cases:
                 if case.observation is not None:
-                    row = await _row(lore, suite, case.case_id, case.observation, case.seconds)
+                    seen, seconds = case.observation, case.seconds
+                    row = await _row(
+                        lore, suite, case.case_id, seen, seconds, messages[case.case_id]
+                    )
                     rows.append(row)
                     _print(row)
             print(f"# {suite}: {result.passed}/{result.total} cases passed their expectations")
@@ -186,8 +204,14 @@ async def _questions(url: str, model: str, args: argparse.Namespace, rows: list[
             chat = ChatRef("console", who.platform_user_id)
             started = time.perf_counter()
             events = [e async for e in lore.bot.handle_message(who, chat, question["message"])]
+            seconds = time.perf_counter() - started
             row = await _row(
-                lore, "docs", question["id"], observe(events), time.perf_counter() - started
+                lore,
+                "docs",
+                question["id"],
+                observe(events),
+                seconds=seconds,
+                question=question["message"],
             )
             rows.append(row)
             _print(row)
