@@ -250,8 +250,8 @@ async def _load_sample(lore: Lore) -> None:
 # Kept in step with EDGE_SETTINGS by tests/test_terminal_chat.py.
 NO_EDGE = (
     "No chat edge is configured and there is no input to answer: set TELEGRAM_BOT_TOKEN, "
-    "SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN or MCP_HTTP_PORT (see docs/configuration.md), "
-    "or run Lore at a terminal."
+    "SLACK_BOT_TOKEN, DISCORD_BOT_TOKEN, MATRIX_HOMESERVER or MCP_HTTP_PORT (see "
+    "docs/configuration.md), or run Lore at a terminal."
 )
 
 

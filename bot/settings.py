@@ -239,24 +239,6 @@ class Settings(BaseSettings):
         return None if isinstance(value, str) and not value.strip() else value
 
     @model_validator(mode="after")
-    def _secrets_long_enough(self) -> Self:
-        """A secret shorter than the log redaction's minimum cannot be kept out of the logs
-        (redacting "x" would mangle every word with an x), so it is refused."""
-        for name in type(self).model_fields:
-            value = getattr(self, name)
-            if (
-                isinstance(value, SecretStr)
-                and 0 < len(value.get_secret_value()) < MIN_SECRET_CHARS
-            ):
-                variable = name.upper()
-                msg = (
-                    f"{variable} is shorter than {MIN_SECRET_CHARS} characters, too short to "
-                    f"keep out of the logs; leave {variable} unset if the service needs no key"
-                )
-                raise ValueError(msg)
-        return self
-
-    @model_validator(mode="after")
     def _overlap_below_chunk(self) -> Self:
         if self.chunk_overlap_tokens >= self.chunk_tokens:
             msg = (
@@ -372,6 +354,25 @@ class Settings(BaseSettings):
             if not platform or not user:
                 raise ValueError(f"{entry!r} is not platform:user_id")
         return value
+
+    @model_validator(mode="after")
+    def _secrets_long_enough(self) -> Self:
+        """A secret shorter than the log redaction's minimum cannot be kept out of the logs
+        (redacting "x" would mangle every word with an x), so it is refused. Checked last:
+        a value of the wrong kind is named as such first."""
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if (
+                isinstance(value, SecretStr)
+                and 0 < len(value.get_secret_value()) < MIN_SECRET_CHARS
+            ):
+                variable = name.upper()
+                msg = (
+                    f"{variable} is shorter than {MIN_SECRET_CHARS} characters, too short to "
+                    f"keep out of the logs; leave {variable} unset if the service needs no key"
+                )
+                raise ValueError(msg)
+        return self
 
     def secret_values(self) -> list[str]:
         """The value of every secret setting that is set (for the log redaction filter).

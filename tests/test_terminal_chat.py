@@ -135,9 +135,9 @@ def test_a_warning_is_shown_once_above_the_prompt_and_logged_each_time(
     chat.wait_for("you> ", 3)
     chat.type("\x04")
     assert chat.ended() == 0, chat.text
-    assert chat.text.count("Warning: Model unavailable") == 1, chat.text
+    assert chat.text.count("Warning: Model call failed (unavailable)") == 1, chat.text
     logged = log_file(workdir / "data").read_text("utf-8")
-    assert logged.count("WARNING graphs.agent.nodes: Model unavailable") == 2
+    assert logged.count("WARNING graphs.agent.generate_node: Model call failed (unavailable)") == 2
 
 
 def test_run_with_no_edge_and_no_input_names_the_settings_that_start_one(

@@ -54,16 +54,15 @@ SEARCH_TIMED_OUT = (
 PROMPT_LEAK = Refusal(
     "prompt_leak", "I can't share details of how I'm set up. Please ask about the knowledge base."
 )
-_FROM_SOURCES = "Answered from the sources directly: "
 #: The line under an answer the sources gave instead of the model, by the fallback's reason.
 FALLBACK_NOTES = {
-    "unverified": _FROM_SOURCES + "the model's answer could not be verified.",
-    "incomplete": _FROM_SOURCES + "the model's answer was cut off.",
-    "unavailable": _FROM_SOURCES + "the language model is unavailable right now.",
-    "context": _FROM_SOURCES + "the conversation is too long for the language model.",
-    "budget_spent": _FROM_SOURCES + "the daily budget is spent.",
-    "budget_unavailable": _FROM_SOURCES + "the daily budget cannot be checked right now.",
-}
+    "unverified": "Answered from the sources directly: the model's answer could not be verified.",
+    "incomplete": "Answered from the sources directly: the model's answer was cut off.",
+    "unavailable": "Answered from the sources directly: the language model is unavailable right now.",  # noqa: E501
+    "context": "Answered from the sources directly: the conversation is too long for the language model.",  # noqa: E501
+    "budget_spent": "Answered from the sources directly: the daily budget is spent.",
+    "budget_unavailable": "Answered from the sources directly: the daily budget cannot be checked right now.",  # noqa: E501
+}  # fmt: skip
 
 
 def _leak(ctx: AgentContext, state: AgentState) -> str | None:
