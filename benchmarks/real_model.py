@@ -47,7 +47,7 @@ from graphs.agent.answer_markup import looks_like_markup
 from graphs.agent.claims import ClaimKind, read_claim, segments
 from graphs.agent.grounding import ABOUT_LORE
 from graphs.agent.verify import FALLBACK_NOTES
-from graphs.llm.offline_quotes import content_stems
+from graphs.llm.offline_stems import content_stems
 from storage.documents import DocumentRepository
 from storage.evals import EvalRepository
 from storage.ids import DocumentId

@@ -29,7 +29,7 @@ from enum import StrEnum
 from typing import Final
 
 from graphs.agent.answer_markup import looks_like_markup
-from graphs.llm.offline_quotes import content_stems
+from graphs.llm.offline_stems import content_stems
 
 __all__ = [
     "FRAMING",
@@ -202,11 +202,12 @@ def _names(text: str) -> set[str]:
     return {name for name in names if name and name not in _HEDGES}
 
 
-def read_claim(text: str) -> Claim:
-    """What `text` (one segment) says; see the module docstring."""
+def read_claim(text: str, language: str = "en") -> Claim:
+    """What `text` (one segment) says, its words stemmed in `language`; see the module
+    docstring."""
     cites = cited_numbers(text)
     body = without_citations(text).strip()
-    stems = frozenset(content_stems(body)) - FRAMING
+    stems = frozenset(content_stems(body, language)) - FRAMING
     numbers = frozenset(_NUMBER.findall(body))
     spelled = frozenset(
         (word, NUMBER_WORDS[word]) for word in _WORDS.findall(body.lower()) if word in NUMBER_WORDS

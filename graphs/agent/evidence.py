@@ -15,10 +15,12 @@ from typing import Any
 from graphs.agent.claims import PINNED_REF
 from graphs.agent.grounding import ABOUT_LORE, Evidence
 from graphs.llm.offline_answer import read_tool_results
+from graphs.llm.offline_stems import CJK, stopword_language
 from graphs.llm.types import ChatMessage
 from storage.documents import Passage
+from storage.text_language import detect_language
 
-__all__ = ["this_turn", "turn_evidence"]
+__all__ = ["this_turn", "turn_evidence", "turn_language"]
 
 
 def this_turn(messages: Sequence[ChatMessage]) -> Sequence[ChatMessage]:
@@ -59,3 +61,11 @@ def turn_evidence(
     found += [Evidence(None, tool, _outcome_text(payload)) for tool, payload in results.outcomes]
     found += [Evidence(None, "your message", question), Evidence(None, "Lore", ABOUT_LORE)]
     return found
+
+
+def turn_language(question: str) -> str:
+    """The language the answer's words are read in: the question's. Chinese and Japanese
+    by their script, the others by their stopwords (English when in doubt)."""
+    if CJK.search(question):
+        return detect_language(question) or "en"
+    return stopword_language(question)

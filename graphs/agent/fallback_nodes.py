@@ -22,7 +22,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
-from graphs.agent.evidence import turn_evidence
+from graphs.agent.evidence import turn_evidence, turn_language
 from graphs.agent.grounding import ClaimChecker
 from graphs.agent.model_messages import model_messages
 from graphs.agent.nodes import Update, timed
@@ -57,8 +57,9 @@ async def check_answer(state: AgentState, runtime: Runtime[AgentContext]) -> Upd
         logger.info("The model did not request the action the message asks for")
         return {"fallback": "unverified"}
     pinned = await ctx.documents.pinned_shared()
-    evidence = turn_evidence(state["messages"], state["turn"].text, pinned)
-    checked = ClaimChecker(evidence).ground(state.get("answer", ""))
+    question = state["turn"].text
+    evidence = turn_evidence(state["messages"], question, pinned)
+    checked = ClaimChecker(evidence, turn_language(question)).ground(state.get("answer", ""))
     await _record_dropped(ctx, state, [verdict.reason for verdict in checked.dropped])
     if checked.answers or (plan != "search" and checked.chat_only):
         return {"answer": checked.text()}

@@ -26,7 +26,7 @@ from graphs.agent.citation_order import StreamRenumberer
 from graphs.agent.claim_stream import ClaimStreamGate, RepetitionWatch
 from graphs.agent.context import AgentContext
 from graphs.agent.events import AnswerDelta
-from graphs.agent.evidence import turn_evidence
+from graphs.agent.evidence import turn_evidence, turn_language
 from graphs.agent.grounding import ClaimChecker
 from graphs.agent.leak_stream import StreamLeakGuard, turn_leak_check, turn_model_text
 from graphs.agent.model_messages import model_messages
@@ -117,7 +117,7 @@ async def _call_model(
     gate: ClaimStreamGate | None = None
     if ctx.fallback is not None:
         evidence = turn_evidence(history, turn.text, pinned)
-        gate = ClaimStreamGate(ClaimChecker(evidence), show)
+        gate = ClaimStreamGate(ClaimChecker(evidence, turn_language(turn.text)), show)
         sink = gate.feed
     # Nothing that could be part of a prompt leak is streamed (graphs.agent.leak_stream).
     guard = StreamLeakGuard(

@@ -28,7 +28,9 @@ whether what is left is an answer (`answers`): at least one supported claim, and
 as many supported claims as dropped ones. The limits, said plainly: a paraphrase in other
 words, or in another language than the source, is not recognised and is dropped (the
 turn then falls back to quoting the sources); a claim that takes its words and numbers
-from a source but combines them wrongly can pass.
+from a source but combines them wrongly can pass. Words are stemmed in the question's
+language (Snowball, or character bigrams for Chinese and Japanese), in the answer and the
+sources alike.
 """
 
 from __future__ import annotations
@@ -48,7 +50,8 @@ from graphs.agent.claims import (
     read_claim,
     segments,
 )
-from graphs.llm.offline_quotes import content_stems, split_sentences
+from graphs.llm.offline_quotes import split_sentences
+from graphs.llm.offline_stems import content_stems
 
 __all__ = [
     "ABOUT_LORE",
@@ -96,6 +99,7 @@ class _Source:
     """One piece of evidence, read once: its words, numbers and sentences."""
 
     evidence: Evidence
+    language: str = "en"
 
     @cached_property
     def flat(self) -> str:
@@ -103,7 +107,7 @@ class _Source:
 
     @cached_property
     def stems(self) -> frozenset[str]:
-        return frozenset(content_stems(self.flat))
+        return frozenset(content_stems(self.flat, self.language))
 
     @cached_property
     def numbers(self) -> frozenset[str]:
@@ -116,8 +120,11 @@ class _Source:
             for sentence in split_sentences(self.evidence.text)
             for clause in _CLAUSE.split(sentence.text)
         ]
-        units = [_Unit(frozenset(content_stems(c)), has_negation(c)) for c in clauses]
-        units.append(_Unit(frozenset(content_stems(self.evidence.title)), False))
+        units = [
+            _Unit(frozenset(content_stems(c, self.language)), has_negation(c)) for c in clauses
+        ]
+        title = self.evidence.title
+        units.append(_Unit(frozenset(content_stems(title, self.language)), False))
         return tuple(units)
 
 
@@ -248,14 +255,16 @@ def _why_not(claim: Claim, sources: Sequence[_Source]) -> str:
 
 
 class ClaimChecker:
-    """Checks an answer's segments against one turn's evidence, read once."""
+    """Checks an answer's segments against one turn's evidence, read once; words are
+    stemmed in `language` (the question's), alike in the answer and the sources."""
 
-    def __init__(self, evidence: Iterable[Evidence]) -> None:
-        self._sources = [_Source(item) for item in evidence]
+    def __init__(self, evidence: Iterable[Evidence], language: str = "en") -> None:
+        self._language = language
+        self._sources = [_Source(item, language) for item in evidence]
 
     def judge(self, segment: Segment) -> Verdict:
         """The verdict on one segment (see the module docstring)."""
-        claim = read_claim(segment.text)
+        claim = read_claim(segment.text, self._language)
         if claim.kind is ClaimKind.CHAT:
             return Verdict(segment, claim, supported=True)
         numbered = {s.evidence.ref: s for s in self._sources if s.evidence.ref is not None}
@@ -279,6 +288,6 @@ class ClaimChecker:
         return Grounding(tuple(self.judge(segment) for segment in segments(answer)))
 
 
-def ground(answer: str, evidence: Iterable[Evidence]) -> Grounding:
+def ground(answer: str, evidence: Iterable[Evidence], language: str = "en") -> Grounding:
     """Check every segment of `answer` against `evidence` (see the module docstring)."""
-    return ClaimChecker(evidence).ground(answer)
+    return ClaimChecker(evidence, language).ground(answer)
