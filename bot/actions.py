@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from bot.notifications import Notifiers
+from graphs.ingest.formats import ExtractedText
 from graphs.ingest.state import IngestRequest, IngestResult
 from storage.documents import DocumentRepository
 from storage.ids import DocumentId, UserId
@@ -60,9 +61,20 @@ class ApprovedActions:
         if document is None or document.owner_id != requester_user_id:
             raise PermissionError("Only the owner of a private document can share it")
         data = await self._originals.read(document.original_path)
+        # Text a model read (OCR, a transcript) is shared as it was read, not read again.
+        kept = await self._originals.read_recognised(document.original_path)
+        read = None
+        if kept is not None:
+            read = ExtractedText(
+                document.title, kept.text, kept.is_markdown, True, document.language
+            )
         result = await self._ingest(
             IngestRequest(
-                None, data=data, file_name=Path(document.original_path).name, title=document.title
+                None,
+                data=data,
+                file_name=Path(document.original_path).name,
+                title=document.title,
+                read=read,
             )
         )
         return result.title

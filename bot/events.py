@@ -1,7 +1,8 @@
 """The contract between the core and the edges: who is talking, where, and the turn events.
 
 Adapters import from here only. Turn events are defined next to the graph that emits them
-(`graphs.agent.events`) and re-exported here unchanged.
+(`graphs.agent.events`) and re-exported here unchanged. A voice message adds two events of
+the core's own before its turn: `Listening` while it is transcribed, `Heard` once it is.
 """
 
 from __future__ import annotations
@@ -22,9 +23,12 @@ from graphs.agent.events import (
 __all__ = [
     "AnswerDelta",
     "ApprovalPending",
+    "ChatEvent",
     "ChatRef",
     "CitationEvent",
+    "Heard",
     "Identity",
+    "Listening",
     "RefusalEvent",
     "ToolStatus",
     "TurnDone",
@@ -52,3 +56,23 @@ class ChatRef:
     chat_id: str
     is_group: bool = False
     thread: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Listening:
+    """A voice message is being transcribed: what to show meanwhile ("🎙 Transcribing…")."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Heard:
+    """What a voice message said (its transcript), and the language whisper heard."""
+
+    text: str
+    language: str = ""
+
+
+ChatEvent = TurnEvent | Listening | Heard
+"""What a message streams to its edge: a voice message's `Listening` and `Heard`, then the
+events of the turn its words start (or of the note they ask to keep)."""

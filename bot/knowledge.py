@@ -20,7 +20,9 @@ from bot.sources import IncomingSource, PendingChoices, Source, saved_message, t
 from graphs.guards.doors import Door, check_door_text
 from graphs.ingest.context import IngestContext
 from graphs.ingest.errors import IngestError
+from graphs.ingest.formats import ExtractedText, SourceFormat, detect_format
 from graphs.ingest.graph import IngestGraph, ingest
+from graphs.ingest.reading_progress import reading_progress
 from graphs.ingest.state import IngestProgress, IngestRequest, IngestResult
 from graphs.retrieval import RetrievedPassage, Retriever
 from storage.document_records import HANDLE_LENGTH
@@ -102,6 +104,44 @@ class Knowledge:
             user.id, lambda: self._ingest(owner_id, source, on_progress), on_progress
         )
 
+    async def transcribe(
+        self,
+        identity: Identity,
+        data: bytes,
+        file_name: str,
+        *,
+        on_progress: ProgressSink | None = None,
+    ) -> ExtractedText:
+        """What a recording a member sent says (a voice question), transcribed in a limited
+        worker like any recording Lore keeps, in the member's line of heavy jobs (their
+        ingests); nothing is stored. `IngestRefusedError` with a polite reason when it is too
+        big, too long, broken or silent."""
+        user = await self._people.member(identity)
+        too_large = too_big(len(data), self.max_file_bytes)
+        if too_large is not None:
+            raise IngestRefusedError(too_large)
+        return await self._queue.run(
+            user.id, lambda: self._transcribe(data, file_name, on_progress), on_progress
+        )
+
+    async def _transcribe(
+        self, data: bytes, file_name: str, on_progress: ProgressSink | None
+    ) -> ExtractedText:
+        try:
+            if detect_format(file_name, None, data[:2048]) is not SourceFormat.AUDIO:
+                raise IngestRefusedError("That is not a recording I can transcribe.")
+            return await self._context.extractor.extract(
+                data,
+                SourceFormat.AUDIO,
+                filename=file_name,
+                charset=None,
+                max_decompressed_bytes=self._context.limits.max_decompressed_bytes,
+                on_step=lambda step: _report(on_progress, reading_progress(step)),
+            )
+        except IngestError as exc:
+            logger.info("Transcription refused: %s", type(exc).__name__)
+            raise IngestRefusedError(str(exc)) from exc
+
     async def ingest_shared(self, source: Source) -> IngestResult:
         """The process itself adds to the shared knowledge (the operator's sample folder)."""
         return await self._queue.run("", lambda: self._ingest(None, source, None), None)
@@ -117,14 +157,16 @@ class Knowledge:
             url=source.url,
             file_name=source.file_name,
             title=source.title,
+            read=source.read,
         )
 
-        def progress(step: IngestProgress) -> None:
-            if on_progress is not None:
-                on_progress(f"{step.icon} {step.message}")
-
         try:
-            return await ingest(self._graph, request, self._context, on_progress=progress)
+            return await ingest(
+                self._graph,
+                request,
+                self._context,
+                on_progress=lambda step: _report(on_progress, step),
+            )
         except IngestError as exc:
             logger.info("Ingest refused: %s", type(exc).__name__)
             raise IngestRefusedError(str(exc)) from exc
@@ -283,3 +325,9 @@ class Knowledge:
         """An owner pins a shared document into every system prompt; False if there is none."""
         await self._people.owner(identity, "pinning")
         return await self._documents.set_pinned(DocumentId(document_id), pinned)
+
+
+def _report(sink: ProgressSink | None, step: IngestProgress) -> None:
+    """An ingest or transcription step as the status line a person reads."""
+    if sink is not None:
+        sink(f"{step.icon} {step.message}")

@@ -17,16 +17,18 @@ from bot.approvals import ApprovalDecision
 from bot.commands import Command, CommandCall, CommandServices
 from bot.digests import parse_timezone
 from bot.errors import DigestError, NotFoundError
-from bot.events import ChatRef, Identity, TurnEvent
+from bot.events import ChatEvent, ChatRef, Identity, TurnEvent
 from bot.knowledge import ProgressSink
 from bot.lookups import LookupResult
 from bot.maintenance import Maintenance
+from bot.messages import Messages
 from bot.notifications import Notifier
 from bot.parts import BotParts
 from bot.people import LOCAL_PLATFORM
 from bot.replies import ApprovalCards, InviteCreated, Message, Reply, ScopeQuestion, rich
 from bot.reports import BudgetReport
 from bot.sources import IncomingSource, Source
+from bot.voice import IncomingVoice, Voice, VoiceAction
 from bot.watching import WatchAdded
 from graphs.ingest.state import IngestResult
 from graphs.retrieval import RetrievedPassage
@@ -52,6 +54,15 @@ class Bot:
         self._people = parts.people
         self._knowledge = parts.knowledge
         self._maintenance = Maintenance(parts)
+        self._messages = Messages(
+            conversations=parts.conversations, knowledge=parts.knowledge, people=parts.people
+        )
+        self._voice = Voice(
+            knowledge=parts.knowledge,
+            messages=self._messages,
+            people=parts.people,
+            max_audio_seconds=parts.ingest_context.limits.max_audio_seconds,
+        )
         self._services = CommandServices(
             knowledge=parts.knowledge,
             forgetting=parts.forgetting,
@@ -92,8 +103,22 @@ class Bot:
     def handle_message(
         self, identity: Identity, chat: ChatRef, text: str
     ) -> AsyncIterator[TurnEvent]:
-        """Answer one message; stream its turn events (strangers get one refusal)."""
-        return self._parts.conversations.handle_message(identity, chat, text)
+        """Answer one message, or keep it when it asks to be remembered (`bot.messages`);
+        stream its turn events (strangers get one refusal)."""
+        return self._messages.handle(identity, chat, text)
+
+    async def voice_message(
+        self, identity: Identity, chat: ChatRef, voice: IncomingVoice, download_limit: int
+    ) -> VoiceAction:
+        """A voice message arrived: ignore it, listen to it, or keep it (`bot.voice`);
+        refusals (too big, too long, a stranger) are `LoreError`s."""
+        return await self._voice.plan(identity, chat, voice, download_limit)
+
+    def hear(
+        self, identity: Identity, chat: ChatRef, voice: IncomingVoice, data: bytes
+    ) -> AsyncIterator[ChatEvent]:
+        """Transcribe a downloaded voice message, then handle its words as if typed."""
+        return self._voice.hear(identity, chat, voice, data)
 
     async def run_command(
         self,

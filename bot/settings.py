@@ -108,6 +108,19 @@ class Settings(BaseSettings):
     media_threads: Annotated[int, Field(ge=1, le=64)] = Field(
         default=1, description="Threads one worker uses for OCR and transcription."
     )
+    speech_model: Literal["whisper-base", "whisper-tiny.en"] = Field(
+        default="whisper-base",
+        description="Speech recognition model: multilingual base, or faster English-only tiny.",
+    )
+    max_audio_seconds: Annotated[float, Field(gt=0, le=24 * 3600)] = Field(
+        default=1200.0, description="Longest recording transcribed, in seconds."
+    )
+    speech_cpu_seconds_per_minute: Annotated[float, Field(gt=0, le=3600)] = Field(
+        default=30.0, description="CPU seconds transcription may add per minute of sound."
+    )
+    speech_beam_size: Annotated[int, Field(ge=1, le=10)] = Field(
+        default=2, description="Transcriptions whisper weighs at each step (1: fastest)."
+    )
     watch_interval_minutes: Annotated[int, Field(ge=5, le=7 * 24 * 60)] = Field(
         default=60, description="Least time between two checks of one watched source."
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from bot.replies import Message, Rich, bold, rich
 from graphs.guards.doors import Door
+from graphs.ingest.formats import ExtractedText
 from graphs.ingest.state import IngestOutcome, IngestResult, chunks_text
 
 __all__ = [
@@ -41,7 +42,9 @@ NOTE_TITLE_CHARS = 60
 @dataclass(frozen=True, slots=True)
 class Source:
     """One thing to remember: exactly one of a note (`text`), a local file (`path`, the
-    terminal only), uploaded bytes (`data` with `file_name`) or a web page (`url`)."""
+    terminal only), uploaded bytes (`data` with `file_name`) or a web page (`url`). `read`
+    is text a model already read from `data` (a voice message's transcript), kept instead
+    of reading it again."""
 
     text: str | None = None
     path: Path | None = None
@@ -49,6 +52,7 @@ class Source:
     url: str | None = None
     file_name: str | None = None
     title: str | None = None
+    read: ExtractedText | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +71,9 @@ class IncomingSource:
     door: Door | None = None
     # Text sent with a file: the document's title, checked at the "caption" door.
     caption: str | None = None
+    # What a model already read from the file (a voice note's transcript): kept as its text,
+    # and checked at the "note" door like words typed.
+    read: ExtractedText | None = None
 
     @property
     def label(self) -> str:
@@ -80,6 +87,8 @@ class IncomingSource:
             texts.append((self.text, self.door))
         if self.caption:
             texts.append((self.caption, "caption"))
+        if self.read is not None:
+            texts.append((self.read.text, "note"))
         return texts
 
     def with_data(self, data: bytes | None) -> Source:
@@ -87,7 +96,7 @@ class IncomingSource:
         if self.file_ref is not None:
             name = self.file_name or "document"
             title = self.title or caption_title(self.caption, name)
-            return Source(data=data, file_name=name, title=title)
+            return Source(data=data, file_name=name, title=title, read=self.read)
         return Source(text=self.text, url=self.url, title=self.title)
 
 

@@ -16,13 +16,15 @@ from enum import StrEnum
 from bot.events import (
     AnswerDelta,
     ApprovalPending,
+    ChatEvent,
     ChatRef,
     CitationEvent,
+    Heard,
+    Listening,
     RefusalEvent,
     ToolStatus,
     TurnDone,
     TurnError,
-    TurnEvent,
 )
 from graphs.agent.links import defang_all
 
@@ -69,10 +71,16 @@ class TurnView:
         self.error: str | None = None
         self.done: TurnDone | None = None
         self.approvals: list[ApprovalPending] = []
+        self.listening: str | None = None
+        self.heard: str | None = None
 
-    def add(self, event: TurnEvent) -> None:
+    def add(self, event: ChatEvent) -> None:
         """Take one event into account."""
-        if isinstance(event, AnswerDelta):
+        if isinstance(event, Listening):
+            self.listening = event.message
+        elif isinstance(event, Heard):
+            self.heard = event.text
+        elif isinstance(event, AnswerDelta):
             self.streamed += event.text
         elif isinstance(event, ToolStatus):
             self.status = event.message
@@ -90,9 +98,20 @@ class TurnView:
         doing; None in a group chat (only the final answer is posted there)."""
         if not self.live:
             return None
-        if self.streamed.strip():
-            return defang_all(self.streamed)  # links are checked at the end of the turn
-        return f"⏳ {self.status}" if self.status else None
+        if self.streamed.strip():  # links are checked at the end of the turn
+            return self._spoken(defang_all(self.streamed))
+        if self.status:
+            return self._spoken(f"⏳ {self.status}")
+        if self.heard is not None:
+            return self._spoken("")
+        return self.listening
+
+    def _spoken(self, text: str) -> str:
+        """`text` led by what a voice message said, when the turn answers one."""
+        if self.heard is None:
+            return text
+        heard = f"🎙 “{defang_all(self.heard)}”"
+        return f"{heard}\n\n{text}" if text else heard
 
     @property
     def answered_turn(self) -> str | None:
@@ -113,4 +132,4 @@ class TurnView:
         elif done.outcome in {"refused", "error"}:
             kind = FinalKind.REFUSAL if done.outcome == "refused" else FinalKind.ERROR
         corrected = bool(self.live and self.streamed.strip() and text != self.streamed)
-        return FinalAnswer(text, done.citations, kind, corrected, self.answered_turn)
+        return FinalAnswer(self._spoken(text), done.citations, kind, corrected, self.answered_turn)

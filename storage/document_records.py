@@ -74,6 +74,9 @@ class DocumentRecord:
     updated_at: str
     # Pinned shared documents are put, whole, into every prompt (see `pinned_shared`).
     pinned: bool = False
+    # The language it is in (ISO 639-1): a recording's as whisper heard it, else its text's;
+    # "" when neither could tell.
+    language: str = ""
 
     @property
     def collection(self) -> Collection:
@@ -153,6 +156,7 @@ def document_from_row(row: Row) -> DocumentRecord:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         pinned=bool(row["pinned"]),
+        language=row["language"],
     )
 
 

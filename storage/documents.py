@@ -189,7 +189,7 @@ class DocumentRepository:
             await tx.execute(
                 "INSERT INTO documents (id, owner_id, title, source_type, source_ref,"
                 " content_hash, original_path, format, status, created_at, updated_at,"
-                " collection) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', ?, ?, ?)",
+                " collection, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', ?, ?, ?, ?)",
                 (
                     document.id,
                     document.owner_id,
@@ -202,6 +202,7 @@ class DocumentRepository:
                     document.created_at,
                     document.updated_at,
                     document.collection.value,
+                    document.language,
                 ),
             )
         except sqlite3.IntegrityError as exc:
@@ -214,13 +215,14 @@ class DocumentRepository:
         try:
             await tx.execute(
                 "UPDATE documents SET title = ?, content_hash = ?, original_path = ?,"
-                " format = ?, updated_at = ? WHERE id = ?",
+                " format = ?, updated_at = ?, language = ? WHERE id = ?",
                 (
                     document.title,
                     document.content_hash,
                     document.original_path,
                     document.format,
                     document.updated_at,
+                    document.language,
                     document.id,
                 ),
             )

@@ -30,6 +30,7 @@ from storage.schema_edges import (
     create_processed_events,
 )
 from storage.schema_mcp import create_mcp_tokens
+from storage.schema_media import add_document_language
 
 __all__ = ["MIGRATIONS", "Migration", "apply_migrations", "schema_version"]
 
@@ -82,6 +83,11 @@ MIGRATIONS: Sequence[Migration] = (
         13,
         "invites and link_codes keep codes as SHA-256 (code_hash, existing codes hashed)",
         hash_stored_codes,
+    ),
+    Migration(
+        14,
+        "documents.language: the language a document is in, backfilled from its first chunks",
+        add_document_language,
     ),
 )
 

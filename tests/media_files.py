@@ -73,3 +73,34 @@ def png_bomb(width: int = 40_000, height: int = 40_000) -> bytes:
         + _chunk(b"IDAT", first_row)
         + _chunk(b"IEND", b"")
     )
+
+
+def wav_declaring(seconds: float, *, rate: int = 16_000) -> bytes:
+    """A WAV whose header declares `seconds` of 16-bit mono sound but which holds one second
+    of silence: a long recording as its metadata announces it."""
+    declared = int(seconds * rate) * 2
+    header = b"RIFF" + struct.pack("<I", 36 + declared) + b"WAVE"
+    header += b"fmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
+    return header + b"data" + struct.pack("<I", declared) + bytes(rate * 2)
+
+
+def _ogg_crc(page: bytes) -> int:
+    """The Ogg page checksum: CRC-32, polynomial 0x04C11DB7, not reflected, initial 0."""
+    crc = 0
+    for byte in page:
+        crc ^= byte << 24
+        for _ in range(8):
+            crc = ((crc << 1) ^ 0x04C11DB7) if crc & 0x80000000 else crc << 1
+            crc &= 0xFFFFFFFF
+    return crc
+
+
+def ogg_declaring(recording: bytes, seconds: float) -> bytes:
+    """An Ogg/Opus recording whose last page claims it ends after `seconds` (its granule
+    position), as a 3-hour file announces itself: a few KB that declare hours of sound."""
+    last = recording.rindex(b"OggS")
+    page = bytearray(recording[last:])
+    page[6:14] = struct.pack("<q", int(seconds * 48_000))
+    page[22:26] = bytes(4)
+    page[22:26] = struct.pack("<I", _ogg_crc(bytes(page)))
+    return recording[:last] + bytes(page)

@@ -149,3 +149,29 @@ async def test_invariant_7_telegram_update_ids_move_into_the_ledger_of_every_edg
         assert await telegram.begin("41", now) is False
         assert await telegram.begin("42", now) is True
         assert await ProcessedEvents(database, "slack").begin("41", now) is True
+
+
+async def test_invariant_7_document_languages_are_backfilled_from_their_first_chunks(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "lore.sqlite3"
+    before = next(m.version for m in MIGRATIONS if m.apply.__name__ == "add_document_language")
+    async with aiosqlite.connect(path, isolation_level=None) as db:
+        assert await apply_migrations(db, MIGRATIONS[: before - 1]) == before - 1
+    await _insert_v1_documents(path)
+    texts = {
+        "d-shared": "Der Schlüssel für den Heizraum hängt neben dem Drucker im zweiten Stock.",
+        "d-private": "12 34 56 -- 78",  # no letters: no language can be told
+    }
+    async with aiosqlite.connect(path) as db:
+        for number, (document_id, text) in enumerate(texts.items()):
+            await db.execute(
+                "INSERT INTO chunks (document_id, chunk_index, text, hash, heading_path,"
+                " token_count, point_id, vector_status) VALUES (?, 0, ?, ?, '[]', 5, ?, 'indexed')",
+                (document_id, text, f"h{number}", f"p{number}"),
+            )
+        await db.commit()
+
+    async with Database(path) as database:
+        rows = await database.fetch_all("SELECT id, language FROM documents ORDER BY id")
+    assert {row["id"]: row["language"] for row in rows} == {"d-private": "", "d-shared": "de"}

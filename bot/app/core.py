@@ -5,6 +5,7 @@ objects and read settings; lower layers get plain values."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -82,6 +83,7 @@ from storage.memory_index import MemoryIndex
 from storage.model_files import ModelFilesError, ensure_model_dir, model_choice
 from storage.originals import OriginalStore
 from storage.private_files import secure_data_dir
+from storage.speech_models import ensure_speech_model
 from storage.turns import TurnRepository
 from storage.users import UserRepository
 from storage.vectors import VectorStore, VectorStoreError
@@ -258,6 +260,9 @@ def _extraction_limits(settings: Settings) -> ExtractionLimits:
             max_image_pixels=settings.max_image_pixels,
             max_ocr_pages=settings.max_ocr_pages,
             ocr_cpu_seconds_per_page=settings.ocr_cpu_seconds_per_page,
+            max_audio_seconds=settings.max_audio_seconds,
+            speech_cpu_seconds_per_minute=settings.speech_cpu_seconds_per_minute,
+            speech_beam_size=settings.speech_beam_size,
             threads=settings.media_threads,
         ),
     )
@@ -286,6 +291,7 @@ def _ingest_context(
             chunk_tokens=settings.chunk_tokens,
             overlap_tokens=settings.chunk_overlap_tokens,
             max_chunks=settings.max_chunks_per_document,
+            max_audio_seconds=settings.max_audio_seconds,
         ),
     )
 
@@ -315,7 +321,10 @@ async def open_lore(
         database = stores.database
         fetcher = await _fetcher(settings, stack, fetch_allowed_addresses)
         lexical = stores.lexical
-        extractor = await stack.enter_async_context(ExtractionPool(_extraction_limits(settings)))
+        speech = functools.partial(ensure_speech_model, settings.models_dir, settings.speech_model)
+        extractor = await stack.enter_async_context(
+            ExtractionPool(_extraction_limits(settings), speech_model=speech)
+        )
         # One model for everyone: questions go first, documents take it a slice at a time.
         embedding = FairEmbedder(stores.embedder)
         context = _ingest_context(

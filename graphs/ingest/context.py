@@ -91,6 +91,7 @@ class IngestLimits:
     overlap_tokens: int
     max_chunks: int = 10_000
     upsert_batch: int = 64
+    max_audio_seconds: float = 1200.0  # a recording announced longer is refused undownloaded
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,6 +37,7 @@ _EMPTY_PDF = (
     "This PDF has no text in it, not even in its scanned pages, so there is nothing to save."
 )
 _EMPTY_IMAGE = "I could not find any readable text in this picture, so I did not save it."
+_EMPTY_AUDIO = "I could not hear any words in this recording, so there is nothing to keep."
 #: A page whose text layer has fewer non-space characters than this is read by OCR.
 _TEXT_LAYER_CHARS = 10
 _EMPTY_DOCX = "This Word document has no text in it, so there is nothing to save."
@@ -231,6 +232,18 @@ def _html_body_text(html: str) -> str:
     return parts.main if len(parts.main) >= len(parts.body) else parts.body
 
 
+# --- recordings ------------------------------------------------------------------------
+
+
+def _extract_audio(source: _Source) -> ExtractedText:
+    from graphs.ingest.audio_reading import read_audio  # noqa: PLC0415 - loaded for sound only
+
+    heard = read_audio(source.data, source.job)
+    text = clean(heard.text, _EMPTY_AUDIO)
+    title = pick_title((heard.first_words,), text, source.filename)
+    return ExtractedText(title, text, is_markdown=True, recognised=True, language=heard.language)
+
+
 _READERS: dict[SourceFormat, Callable[[_Source], ExtractedText]] = {
     SourceFormat.MARKDOWN: _extract_markdown,
     SourceFormat.TEXT: _extract_text,
@@ -242,4 +255,5 @@ _READERS: dict[SourceFormat, Callable[[_Source], ExtractedText]] = {
     SourceFormat.PPTX: _extract_pptx,
     SourceFormat.EMAIL: _extract_email,
     SourceFormat.IMAGE: _extract_image,
+    SourceFormat.AUDIO: _extract_audio,
 }

@@ -27,14 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import json
 import logging
 import signal
-import struct
 import sys
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Self
@@ -48,20 +46,34 @@ from graphs.ingest.errors import (
     ReaderUnavailableError,
     UnsupportedSourceError,
 )
-from graphs.ingest.extract_protocol import READY, MediaLimits, ReadingStep
+from graphs.ingest.extract_jobs import (
+    MAX_HEADER,
+    ExtractionJob,
+    ExtractionLimits,
+    StepSink,
+    WorkerDiedError,
+    WorkerProcess,
+)
+from graphs.ingest.extract_protocol import READY, MediaLimits
 from graphs.ingest.feeds import Feed, FeedError, feed_from_json
 from graphs.ingest.formats import ExtractedText, SourceFormat
+from storage.speech_models import SpeechModelError
 
-__all__ = ["ExtractionLimits", "ExtractionPool", "ExtractionUnavailableError", "StepSink"]
+__all__ = [
+    "ExtractionLimits",
+    "ExtractionPool",
+    "ExtractionUnavailableError",
+    "SpeechModelSource",
+    "StepSink",
+]
 
-StepSink = Callable[[ReadingStep], None]
-"""Where a job's progress goes (pages OCR'd, seconds transcribed)."""
+SpeechModelSource = Callable[[], Awaitable[Path]]
+"""Assembles and checks the speech model's directory (`storage.speech_models`)."""
 
 logger = logging.getLogger(__name__)
 
 _WORKER_MODULE: Final = "graphs.ingest.extract_worker"
 _CODE_ROOT: Final = Path(__file__).resolve().parents[2]  # holds the `graphs` package
-_MAX_HEADER: Final = 64 * 1024
 _MAX_MESSAGE: Final = 500
 _KNOWN_ERRORS: Final[dict[str, type[IngestError]]] = {
     cls.__name__: cls
@@ -82,138 +94,23 @@ class ExtractionUnavailableError(IngestError):
     """No extraction worker could be started (an installation problem, not the file's fault)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ExtractionLimits:
-    """What one extraction may cost, and how many run at once.
-
-    `cpu_seconds` is CPU time per file, before heavy reading claims more within `media`;
-    `memory_mb` the address space of a worker process (its parsers and models included);
-    the wall-clock backstop is `wall_factor * allowance + wall_grace_seconds`, for a worker
-    that stops answering without using CPU.
-    """
-
-    cpu_seconds: float
-    memory_mb: int
-    workers: int = 2
-    media: MediaLimits = field(default_factory=MediaLimits)
-    start_timeout_seconds: float = 60.0
-    wall_factor: float = 3.0
-    wall_grace_seconds: float = 10.0
-
-    def wall_seconds(self, allowance: float) -> float:
-        """How long a job with `allowance` CPU seconds may take on the clock."""
-        return self.wall_factor * allowance + self.wall_grace_seconds
-
-    @property
-    def most_cpu_seconds(self) -> float:
-        """The largest CPU allowance one job can reach (its claims included)."""
-        return self.cpu_seconds + self.media.most_cpu_seconds
-
-
-class _WorkerDiedError(Exception):
-    """The worker process ended (or stopped answering) in the middle of a job."""
-
-
-@dataclass(slots=True)
-class _Job:
-    """One extraction on its way through a worker: what is sent, where its progress goes,
-    and its CPU allowance (grown by the readers' claims) with the deadline that follows it."""
-
-    header: dict[str, Any]
-    data: bytes
-    max_text: int
-    limits: ExtractionLimits
-    on_step: StepSink | None
-    allowance: float = 0.0
-    deadline: asyncio.Timeout | None = None
-    started: float = 0.0  # the event loop's clock when the job was sent
-
-    def __post_init__(self) -> None:
-        self.allowance = self.limits.cpu_seconds
-
-    def progress(self, frame: dict[str, Any]) -> None:
-        """A progress frame: a step for the caller, or a larger allowance (the wall-clock
-        backstop moves with it, never past the largest allowance the limits permit)."""
-        if "allowance" in frame:
-            self.allowance = min(float(frame["allowance"]), self.limits.most_cpu_seconds)
-            if self.deadline is not None:
-                self.deadline.reschedule(self.started + self.limits.wall_seconds(self.allowance))
-        elif self.on_step is not None:
-            try:
-                step = ReadingStep.from_json(frame["step"])
-            except (KeyError, TypeError, ValueError):
-                return  # a malformed step is no reason to fail the job
-            self.on_step(step)
-
-
-@dataclass(slots=True)
-class _Worker:
-    process: asyncio.subprocess.Process
-
-    @property
-    def stdin(self) -> asyncio.StreamWriter:
-        if self.process.stdin is None:
-            raise RuntimeError("extraction worker started without a stdin pipe")
-        return self.process.stdin
-
-    @property
-    def stdout(self) -> asyncio.StreamReader:
-        if self.process.stdout is None:
-            raise RuntimeError("extraction worker started without a stdout pipe")
-        return self.process.stdout
-
-    async def run(self, job: _Job) -> tuple[Any, bytes]:
-        """Send one job, pass its progress frames on, read its answer; `_WorkerDiedError` if
-        the worker went away."""
-        encoded = json.dumps(job.header).encode()
-        try:
-            self.stdin.write(struct.pack(">I", len(encoded)) + encoded)
-            self.stdin.write(struct.pack(">Q", len(job.data)))
-            self.stdin.write(job.data)
-            await self.stdin.drain()
-            while True:
-                answer = json.loads(await self._read_frame(">I", _MAX_HEADER))
-                if "step" not in answer and "allowance" not in answer:
-                    break
-                job.progress(answer)
-            text = await self._read_frame(">Q", job.max_text)
-        except (asyncio.IncompleteReadError, ConnectionError) as exc:
-            raise _WorkerDiedError from exc
-        return answer, text
-
-    async def _read_frame(self, length_format: str, limit: int) -> bytes:
-        prefix = await self.stdout.readexactly(struct.calcsize(length_format))
-        (length,) = struct.unpack(length_format, prefix)
-        if length > limit:
-            raise _WorkerDiedError(f"answer of {length} bytes is over the {limit} limit")
-        return await self.stdout.readexactly(length)
-
-    def kill(self) -> None:
-        if self.process.returncode is None:
-            self.process.kill()
-        self.stdin.close()
-
-    async def close(self, grace_seconds: float) -> None:
-        """Ask the worker to stop (end of input), kill it if it does not, and reap it."""
-        self.stdin.close()
-        try:
-            async with asyncio.timeout(grace_seconds):
-                await self.process.wait()
-        except TimeoutError:
-            self.kill()
-            await self.process.wait()
-
-
 class ExtractionPool:
     """Runs `extract_text` in limited worker processes. Use as an async context manager."""
 
-    def __init__(self, limits: ExtractionLimits) -> None:
+    def __init__(
+        self, limits: ExtractionLimits, *, speech_model: SpeechModelSource | None = None
+    ) -> None:
+        """`speech_model` assembles (once) and checks the speech model's directory, before
+        the first recording; without it recordings are refused."""
         if limits.workers < 1:
             raise ValueError("an extraction pool needs at least one worker")
         self._limits = limits
+        self._speech_model = speech_model
+        self._speech_dir: Path | None = None
+        self._speech_lock = asyncio.Lock()
         self._slots = asyncio.Semaphore(limits.workers)
-        self._idle: list[_Worker] = []
-        self._dying: list[_Worker] = []
+        self._idle: list[WorkerProcess] = []
+        self._dying: list[WorkerProcess] = []
         self._open = False
 
     async def __aenter__(self) -> Self:
@@ -251,16 +148,16 @@ class ExtractionPool:
             "charset": charset,
             "max_decompressed_bytes": max_decompressed_bytes,
             "cpu_seconds": self._limits.cpu_seconds,
-            "media": self._limits.media.to_json(),
+            "media": (await self._media(fmt)).to_json(),
         }
-        max_text = 4 * max(max_decompressed_bytes, len(data)) + _MAX_HEADER
+        max_text = 4 * max(max_decompressed_bytes, len(data)) + MAX_HEADER
         if on_step is not None:
             # The steps go back to the caller in its own context (a LangGraph stream writer
             # finds its run there); the job itself runs in an empty one, see below.
             caller = contextvars.copy_context()
             report = on_step
             on_step = lambda step: caller.run(report, step)  # noqa: E731
-        job = _Job(header, data, max_text, self._limits, on_step)
+        job = ExtractionJob(header, data, max_text, self._limits, on_step)
         answer, text = await self._isolated(job)
         self._raise_error(answer, job.allowance)
         return ExtractedText(
@@ -278,12 +175,12 @@ class ExtractionPool:
             raise RuntimeError("use ExtractionPool as an async context manager")
         header = {"feed_base_url": base_url, "cpu_seconds": self._limits.cpu_seconds}
         # JSON escapes a character in at most six.
-        job = _Job(header, body, 6 * len(body) + _MAX_HEADER, self._limits, None)
+        job = ExtractionJob(header, body, 6 * len(body) + MAX_HEADER, self._limits, None)
         answer, text = await self._isolated(job)
         self._raise_error(answer, job.allowance)
         return feed_from_json(text.decode("utf-8", "replace"))
 
-    async def _isolated(self, job: _Job) -> tuple[Any, bytes]:
+    async def _isolated(self, job: ExtractionJob) -> tuple[Any, bytes]:
         """One job, run in an empty context. A worker outlives the call that starts or uses
         it, and so do the callbacks that its pipes and timeouts register with the event loop,
         each with the context it was registered in. The caller's context can hold a whole
@@ -291,7 +188,22 @@ class ExtractionPool:
         vectors)."""
         return await asyncio.create_task(self._job(job), context=contextvars.Context())
 
-    async def _job(self, job: _Job) -> tuple[Any, bytes]:
+    async def _media(self, fmt: SourceFormat) -> MediaLimits:
+        """The job's media limits; for a recording, with the speech model's directory."""
+        if fmt is not SourceFormat.AUDIO:
+            return self._limits.media
+        async with self._speech_lock:
+            if self._speech_dir is None and self._speech_model is not None:
+                try:
+                    self._speech_dir = await self._speech_model()
+                except SpeechModelError as exc:
+                    logger.error("The speech model is not usable: %s", exc)  # noqa: TRY400
+                    raise ReaderUnavailableError(_NO_SPEECH) from exc
+        if self._speech_dir is None:
+            raise ReaderUnavailableError(_NO_SPEECH)
+        return replace(self._limits.media, speech_model_dir=str(self._speech_dir))
+
+    async def _job(self, job: ExtractionJob) -> tuple[Any, bytes]:
         """Run one job in a free worker (started if none is idle); its answer and text."""
         async with self._slots:
             worker = self._idle.pop() if self._idle else await self._start()
@@ -309,7 +221,7 @@ class ExtractionPool:
                     await self._reap()
         return answer, text
 
-    async def _run(self, worker: _Worker, job: _Job) -> tuple[Any, bytes]:
+    async def _run(self, worker: WorkerProcess, job: ExtractionJob) -> tuple[Any, bytes]:
         started = time.monotonic()
         try:
             async with asyncio.timeout(self._limits.wall_seconds(job.allowance)) as deadline:
@@ -318,7 +230,7 @@ class ExtractionPool:
         except TimeoutError:
             logger.warning("Extraction worker passed the wall-clock backstop; killed")
             raise self._limit_error(job.allowance) from None
-        except _WorkerDiedError as exc:
+        except WorkerDiedError as exc:
             worker.kill()
             code = await worker.process.wait()
             # A worker that died after working at least its CPU allowance was stopped by it
@@ -337,7 +249,7 @@ class ExtractionPool:
             "so I did not save it. If it is a normal document, try sending it in parts."
         )
 
-    async def _start(self) -> _Worker:
+    async def _start(self) -> WorkerProcess:
         try:
             process = await asyncio.create_subprocess_exec(
                 sys.executable,
@@ -352,7 +264,7 @@ class ExtractionPool:
         except OSError as exc:
             logger.error("Cannot start an extraction worker: %s", exc)  # noqa: TRY400 - no trace
             raise ExtractionUnavailableError(_UNAVAILABLE) from exc
-        worker = _Worker(process)
+        worker = WorkerProcess(process)
         try:
             async with asyncio.timeout(self._limits.start_timeout_seconds):
                 ready = await worker.stdout.readexactly(len(READY))
@@ -386,3 +298,7 @@ class ExtractionPool:
 
 
 _UNAVAILABLE = "Lore's file reader is not working right now; please try again later."
+_NO_SPEECH = (
+    "Lore's speech recognition is not installed correctly, so it cannot transcribe "
+    "recordings right now; the owner's log says why."
+)

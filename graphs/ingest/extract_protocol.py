@@ -25,7 +25,8 @@ class MediaLimits:
     text layer or `max_audio_seconds` of sound, a file is refused before the work starts.
     Otherwise the job's CPU allowance grows by `ocr_cpu_seconds_per_page` for each page to
     OCR (an image is one page) and by `speech_cpu_seconds_per_minute` for each minute to
-    transcribe. `threads` is how many threads OCR and transcription use in a worker.
+    transcribe. `threads` is how many threads OCR and transcription use in a worker, and
+    `speech_beam_size` how many transcriptions whisper weighs at each step (1: the fastest).
     `speech_model_dir` is the assembled speech model (None: none prepared).
     """
 
@@ -35,6 +36,7 @@ class MediaLimits:
     max_audio_seconds: float = 1200.0
     speech_cpu_seconds_per_minute: float = 30.0
     threads: int = 1
+    speech_beam_size: int = 2
     speech_model_dir: str | None = None
 
     @property

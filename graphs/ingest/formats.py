@@ -36,6 +36,7 @@ class SourceFormat(StrEnum):
     PPTX = "pptx"
     EMAIL = "email"
     IMAGE = "image"
+    AUDIO = "audio"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +58,18 @@ class ExtractedText:
 #: What Lore reads, as a person reads it in a message.
 READABLE_KINDS = (
     "Markdown, plain text, HTML, PDF (scanned ones too), Word (.docx), CSV, Excel (.xlsx), "
-    "PowerPoint (.pptx), e-mail (.eml) and pictures (.png, .jpg, .webp)"
+    "PowerPoint (.pptx), e-mail (.eml), pictures (.png, .jpg, .webp) and recordings (.ogg, "
+    ".opus, .mp3, .m4a, .wav, .mp4)"
+)
+# Recordings, and videos whose sound is transcribed (a Telegram video note is an MP4).
+_AUDIO_EXTENSIONS = (
+    *(".ogg", ".oga", ".opus", ".mp3", ".m4a", ".aac", ".wav", ".flac", ".weba", ".webm"),
+    *(".mp4", ".mov", ".mkv"),
+)
+_AUDIO_TYPES = (
+    *("audio/ogg", "audio/opus", "audio/mpeg", "audio/mp3", "audio/mp4", "audio/x-m4a"),
+    *("audio/aac", "audio/wav", "audio/x-wav", "audio/wave", "audio/flac", "audio/webm"),
+    *("video/mp4", "video/webm", "video/quicktime", "video/ogg"),
 )
 _EXTENSIONS: dict[str, SourceFormat] = {
     **dict.fromkeys((".md", ".markdown", ".mdown", ".mkd"), SourceFormat.MARKDOWN),
@@ -71,6 +83,10 @@ _EXTENSIONS: dict[str, SourceFormat] = {
     ".eml": SourceFormat.EMAIL,
     **dict.fromkeys(
         (".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"), SourceFormat.IMAGE
+    ),
+    **dict.fromkeys(
+        _AUDIO_EXTENSIONS,
+        SourceFormat.AUDIO,
     ),
 }
 SUPPORTED_EXTENSIONS: frozenset[str] = frozenset(_EXTENSIONS)
@@ -90,7 +106,12 @@ _CONTENT_TYPES: dict[str, SourceFormat] = {
         ("image/png", "image/jpeg", "image/webp", "image/gif", "image/bmp", "image/tiff"),
         SourceFormat.IMAGE,
     ),
+    **dict.fromkeys(
+        _AUDIO_TYPES,
+        SourceFormat.AUDIO,
+    ),
 }
+_AUDIO_MAGIC = (b"OggS", b"ID3", b"\xff\xfb", b"\xff\xf3", b"\xff\xf2", b"fLaC", b"\x1aE\xdf\xa3")
 _IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
 _ZIP_MARKERS: tuple[tuple[bytes, SourceFormat], ...] = (
     (b"word/", SourceFormat.DOCX),
@@ -119,6 +140,8 @@ def _sniff(head: bytes) -> SourceFormat | None:
         return SourceFormat.PDF
     if head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
         return SourceFormat.IMAGE
+    if head.startswith(_AUDIO_MAGIC) or head[4:8] == b"ftyp" or head[8:12] == b"WAVE":
+        return SourceFormat.AUDIO
     if head.startswith(b"PK\x03\x04"):
         # The first member's name (an Office file starts with [Content_Types].xml, then
         # its own folder: word/, xl/ or ppt/).

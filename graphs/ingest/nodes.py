@@ -165,7 +165,7 @@ async def clean(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
     if known is not None and await runtime.context.originals.holds(known.original_path, raw.data):
         return {"result": await _duplicate(documents, known, 0)}
     fmt = detect_format(raw.file_name, raw.content_type, raw.data[:2048])
-    extracted = await runtime.context.extractor.extract(
+    extracted = request.read or await runtime.context.extractor.extract(
         raw.data,
         fmt,
         filename=raw.file_name,

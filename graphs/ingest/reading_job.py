@@ -16,7 +16,7 @@ from graphs.ingest.errors import ExtractionLimitError
 from graphs.ingest.extract_protocol import MediaLimits, ReadingStep
 from graphs.ingest.locations import timestamp
 
-__all__ = ["ReadingJob"]
+__all__ = ["ReadingJob", "too_long"]
 
 
 def _ignore_step(_step: ReadingStep) -> None:
@@ -49,11 +49,14 @@ class ReadingJob:
     def claim_audio(self, seconds: float) -> None:
         """Before transcribing `seconds` of sound: refuse over the length limit, else add the
         transcription's CPU time to the job's allowance."""
-        most = self.limits.max_audio_seconds
-        if seconds > most:
-            raise ExtractionLimitError(
-                f"This recording is {timestamp(seconds)} long; Lore transcribes at most "
-                f"{timestamp(most)} of one recording. Please send a shorter one, or cut it in "
-                "parts."
-            )
+        if seconds > self.limits.max_audio_seconds:
+            raise ExtractionLimitError(too_long(seconds, self.limits.max_audio_seconds))
         self.allow_cpu(seconds / 60 * self.limits.speech_cpu_seconds_per_minute)
+
+
+def too_long(seconds: float, most: float) -> str:
+    """The refusal of a recording longer than `most` seconds."""
+    return (
+        f"This recording is {timestamp(seconds)} long; Lore transcribes at most "
+        f"{timestamp(most)} of one recording. Please send a shorter one, or cut it in parts."
+    )

@@ -35,7 +35,9 @@ class IngestRequest:
     """One source to remember, for one owner (None: the shared knowledge).
 
     Exactly one of `text` (a note), `path` (a local file), `data` (uploaded bytes,
-    with `file_name`) or `url` is set; `source_router` checks that.
+    with `file_name`) or `url` is set; `source_router` checks that. `read` is the text a
+    model already read from `data` (a voice question's transcript, a shared document's kept
+    OCR text): it is stored instead of reading `data` again.
     """
 
     owner_id: UserId | None
@@ -45,6 +47,7 @@ class IngestRequest:
     url: str | None = None
     file_name: str | None = None
     title: str | None = None
+    read: ExtractedText | None = None
 
     @property
     def source_type(self) -> SourceType:

@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 
 from graphs.guards import injection_risks
 from graphs.ingest.context import IngestContext
+from graphs.ingest.formats import ExtractedText
 from graphs.ingest.points import make_point
 from graphs.ingest.state import (
     IngestOutcome,
@@ -27,6 +28,7 @@ from graphs.ingest.state import (
 from storage.documents import DocumentRecord, DuplicateContentError, NewChunk
 from storage.ids import DocumentId, PointId, new_document_id, point_id
 from storage.originals import RecognisedText
+from storage.text_language import detect_language
 from storage.timestamps import now_iso
 from storage.vectors import VectorStoreError
 
@@ -67,6 +69,7 @@ async def _store(state: IngestState, runtime: Runtime[IngestContext]) -> Update:
         status="indexing",
         created_at=existing.created_at if existing is not None else now,
         updated_at=now,
+        language=await document_language(extracted),
     )
     prepared = state["prepared"]
     # Flag only, never refuse: the score is stored, and a passage that reads like
@@ -173,3 +176,11 @@ async def _write_vectors(
         logger.warning("Vector write failed for document %s; re-index will retry", record.id)
         return await context.documents.pending_count(record.id)
     return 0
+
+
+async def document_language(extracted: ExtractedText) -> str:
+    """The language of a document: the one a model heard (whisper, for a recording), else the
+    one its text is written in (lingua); "" when neither can tell."""
+    if extracted.language:
+        return extracted.language
+    return await asyncio.to_thread(detect_language, extracted.text) or ""
