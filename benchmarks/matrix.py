@@ -177,10 +177,7 @@ async def run(folder: Path) -> None:
         accounts = [homeserver.register("member") for _ in range(ARGS.members)]
         async with AsyncExitStack() as stack:
             people = [
-                await stack.enter_async_context(
-                    Member(homeserver, account, folder / "members" / account.localpart)
-                )
-                for account in accounts
+                await stack.enter_async_context(Member(homeserver, account)) for account in accounts
             ]
             async with _echo_bot(homeserver, echo):
                 echo_run = _Run(people, echo.user_id, lambda body: body == QUESTION)

@@ -6,12 +6,12 @@ once each edge's spelling of a command is accounted for — the rules live in `b
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -28,7 +28,7 @@ from tests.fakes.discord_payloads import CHANNEL_ID
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.matrix.edge import cast_of, matrix_edge, members
+from tests.matrix.edge import cast_of, matrix_scene
 from tests.matrix.edge import identity as mx_identity
 from tests.matrix.homeserver import Homeserver
 from tests.matrix.members import Member
@@ -327,41 +327,49 @@ def as_typed_on_the_terminal(matrix_text: str) -> str:
 
 
 async def test_every_command_has_the_same_outcome_and_words_on_matrix(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+    homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    mismatches: list[tuple[object, ...]] = []
-    async with (
-        matrix_edge(settings, homeserver, cast) as (lore, running),
-        members(homeserver, tmp_path, cast.owner, cast.alice) as [owner, alice],
+    async with matrix_scene(settings, homeserver, cast, cast.owner, cast.alice) as (
+        lore,
+        running,
+        [owner, alice],
     ):
         code = await lore.bot.create_invite(mx_identity(cast.owner))
         await lore.bot.redeem_invite(mx_identity(cast.alice), code.code)
         mia = await invite(lore.bot, "mia", platform="console", owner=LOCAL_OWNER)
+        people = {"owner": (owner, LOCAL_OWNER), "member": (alice, mia)}
         rooms = {}
-        for role, person in (("owner", owner), ("member", alice)):
+        for role, (person, _) in people.items():
             rooms[role, "private"] = await person.direct_chat(cast.bot.user_id)
             rooms[role, "group"] = await person.room(cast.bot.user_id, cast.bob.user_id)
         for (role, _), room in rooms.items():
-            person = owner if role == "owner" else alice
-            await person.joined(room, cast.bot.user_id)
-        for case in CASES:
-            who = LOCAL_OWNER if case.role == "owner" else mia
-            chat = ChatRef("console", "team" if case.where == "group" else who.platform_user_id)
-            chat = ChatRef(chat.platform, chat.chat_id, is_group=case.where == "group")
-            line = f"/{case.command} {ARGS[case.command]}".strip()
-            on_console = await console_reply(lore, who, chat, line)
-            typed = "!" + line[1:]
-            if case.where == "group":
-                typed = f"{cast.bot.localpart}: {typed}"
-            person = owner if case.role == "owner" else alice
-            room = rooms[case.role, case.where]
-            on_matrix = await matrix_reply(lore, running, person, room, cast.bot.user_id, typed)
-            want = expected(case.command, case.role, case.where)
-            got = (outcome(on_console), outcome(on_matrix))
-            if got != (want, want):
-                mismatches.append((case, want, got, on_console[:80], on_matrix[:80]))
-            elif want != "ran" and on_console != as_typed_on_the_terminal(on_matrix):
-                mismatches.append((case, "same words", on_console, on_matrix))
+            await people[role][0].joined(room, cast.bot.user_id)
+
+        async def compare(role: str, where: str) -> list[tuple[object, ...]]:
+            """This role's cases in this kind of chat, one after the other; the four
+            (role, chat) pairs run side by side, each in its own Matrix room."""
+            person, who = people[role]
+            chat_id = "team" if where == "group" else who.platform_user_id
+            chat = ChatRef("console", chat_id, is_group=where == "group")
+            found: list[tuple[object, ...]] = []
+            for case in (c for c in CASES if (c.role, c.where) == (role, where)):
+                line = f"/{case.command} {ARGS[case.command]}".strip()
+                on_console = await console_reply(lore, who, chat, line)
+                typed = "!" + line[1:]
+                if where == "group":
+                    typed = f"{cast.bot.localpart}: {typed}"
+                room = rooms[role, where]
+                on_matrix = await matrix_reply(lore, running, person, room, cast.bot.user_id, typed)
+                want = expected(case.command, role, where)
+                got = (outcome(on_console), outcome(on_matrix))
+                if got != (want, want):
+                    found.append((case, want, got, on_console[:80], on_matrix[:80]))
+                elif want != "ran" and on_console != as_typed_on_the_terminal(on_matrix):
+                    found.append((case, "same words", on_console, on_matrix))
+            return found
+
+        found = await asyncio.gather(*(compare(role, where) for role, where in rooms))
+    mismatches = [mismatch for stream in found for mismatch in stream]
     assert mismatches == []

@@ -5,6 +5,7 @@ No fake anywhere: what a test asserts is what a Matrix client would show."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
 from datetime import UTC, datetime, timedelta
@@ -14,15 +15,26 @@ from zoneinfo import ZoneInfo
 import nio
 import pytest
 
-from adapters.matrix.config import STORE_FILE
-from bot.app import open_lore
+from adapters.matrix.config import STORE_FILE, MatrixConfig
+from adapters.matrix.dispatch import UNREADABLE
+from adapters.matrix.invites import turned_away
+from bot.app import Lore, open_lore
 from bot.app.edge_failures import edge_start_error
 from bot.errors import NotInvitedError, StartupError
 from bot.settings import Settings
 from storage.users import User
 from tests.chat_turns import remember
 from tests.conftest import SettingsFactory
-from tests.matrix.edge import cast_of, identity, matrix_edge, members, until_handled
+from tests.matrix.edge import (
+    cast_of,
+    edge_config,
+    edge_on,
+    identity,
+    matrix_edge,
+    matrix_scene,
+    members,
+    until_handled,
+)
 from tests.matrix.homeserver import Account, Homeserver
 
 
@@ -33,19 +45,17 @@ async def lore_user(settings: Settings, account: Account) -> User | None:
 
 
 LORE = Path(sys.executable).parent / "lore"
+GRACE = 3.0  # seconds a stranger who invited Lore has for !start (two minutes in earnest)
 OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays."
 LOCKER = "Alice's locker code is 4417 and the spare key hangs behind the boiler."
 
 
 async def test_a_dm_question_streams_to_a_cited_answer_with_feedback_reactions(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+    homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    async with (
-        matrix_edge(settings, homeserver, cast) as (lore, running),
-        members(homeserver, tmp_path, cast.alice) as [alice],
-    ):
+    async with matrix_scene(settings, homeserver, cast, cast.alice) as (lore, running, [alice]):
         await remember(lore.bot, None, text=OFFICE, title="Office hours")
         code = await lore.bot.create_invite(identity(cast.owner))
         await lore.bot.redeem_invite(identity(cast.alice), code.code)
@@ -61,54 +71,72 @@ async def test_a_dm_question_streams_to_a_cited_answer_with_feedback_reactions(
         await alice.wait_until(lambda: len(alice.said(room, cast.bot.user_id)[-1].reactions) == 2)
         [final] = alice.said(room, cast.bot.user_id)
         assert final.reactions == ("👍", "👎")
-        await until_handled(lore, running, await alice.react(room, final.event_id, "👍"))
-        row = await lore.database.fetch_one("SELECT value FROM feedback")
-    assert row is not None
-    assert row["value"] == 1
+        await alice.react(room, final.event_id, "👍")
+        thanks = await alice.reply_from(room, cast.bot.user_id, "Thanks for the feedback!")
+        liked = await lore.database.fetch_value("SELECT value FROM feedback")
+        await until_handled(lore, running, await alice.react(room, final.event_id, "👎"))
+        disliked = await lore.database.fetch_value("SELECT value FROM feedback")
+        assert running.edge is not None
+        newest = running.edge.outbox.latest[room]
+    assert thanks.content["m.relates_to"]["m.in_reply_to"]["event_id"] == final.event_id
+    assert (liked, disliked) == (1, -1)
+    assert newest == thanks.event_id  # a changed rating is thanked once, not again
 
 
-async def test_a_strangers_invite_is_answered_once_and_left_a_newcomer_with_a_code_stays(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+async def test_a_strangers_invite_is_answered_once_and_left_after_the_grace_newcomers_stay(
+    homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    async with (
-        matrix_edge(settings, homeserver, cast) as (lore, running),
-        members(homeserver, tmp_path, cast.stranger, cast.alice) as [sam, alice],
-    ):
-        lonely = await sam.direct_chat(cast.bot.user_id)
-        refusal = await sam.reply_from(lonely, cast.bot.user_id, "invited")
-        assert refusal.body == str(NotInvitedError())
-        await sam.wait_until(lambda: cast.bot.user_id not in sam.client.rooms[lonely].users)
-        assert len(sam.said(lonely, cast.bot.user_id)) == 1
-
-        # A newcomer opens the chat with the code before Lore has even joined.
+    bot = cast.bot.user_id
+    async with matrix_scene(
+        settings, homeserver, cast, cast.stranger, cast.alice, cast.bob, stranger_grace=GRACE
+    ) as (lore, running, [sam, alice, bob]):
+        assert running.sync is not None
+        # Sam and Alice invite Lore without a code; Bob opens with his code before Lore joined.
+        lonely = await sam.direct_chat(bot)
+        late = await alice.direct_chat(bot)
+        early = await bob.direct_chat(bot)
         code = await lore.bot.create_invite(identity(cast.owner))
-        welcome_room = await alice.direct_chat(cast.bot.user_id)
-        await alice.say(welcome_room, f"!start {code.code}")
-        welcome = await alice.reply_from(welcome_room, cast.bot.user_id, "Welcome")
-        assert welcome.content["m.mentions"] == {}
-        await alice.say(welcome_room, "!digest 07:30 Europe/Berlin")
-        await alice.reply_from(welcome_room, cast.bot.user_id, "at 07:30 (Europe/Berlin)")
+        await bob.say(early, f"!start {code.code}")
+        refusal = await sam.reply_from(lonely, bot, "invited")
+        await alice.reply_from(late, bot, "invited")
+        code = await lore.bot.create_invite(identity(cast.owner))
+        await alice.say(late, f"!start {code.code}")  # within the grace
+        welcome = await alice.reply_from(late, bot, "Welcome")
+        await bob.reply_from(early, bot, "Welcome")
+        await sam.wait_until(lambda: bot not in sam.client.rooms[lonely].users)
+        await running.sync.decided()  # every grace is over
+
+        await alice.say(late, "!digest 07:30 Europe/Berlin")
+        await alice.reply_from(late, bot, "at 07:30 (Europe/Berlin)")
         tomorrow = datetime.now(UTC).astimezone(ZoneInfo("Europe/Berlin")) + timedelta(days=1)
         due = tomorrow.replace(hour=7, minute=30, second=0, microsecond=0)
         assert (await lore.bot.maintenance.send_due_digests(due)).sent == 1
         assert (await lore.bot.maintenance.send_due_digests(due + timedelta(minutes=1))).sent == 0
-        digest = await alice.reply_from(welcome_room, cast.bot.user_id, "Good morning")
+        digest = await alice.reply_from(late, bot, "Good morning")
         await running.settled()
+        told_sam = sam.said(lonely, bot)
+        stayed = (bot in alice.client.rooms[late].users, bot in bob.client.rooms[early].users)
+    assert refusal.body == turned_away(GRACE)
+    assert refusal.body.startswith(str(NotInvitedError()))
+    assert "!start CODE" in refusal.body
+    assert welcome.content["m.mentions"] == {}
+    assert len(told_sam) == 1
     assert digest.html.startswith("<b>Good morning, ")
-    assert cast.bot.user_id in alice.client.rooms[welcome_room].users
+    assert stayed == (True, True)
     assert await lore_user(settings, cast.stranger) is None
 
 
 async def test_a_room_mention_is_answered_from_shared_knowledge_only_as_a_reply(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+    homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    async with (
-        matrix_edge(settings, homeserver, cast) as (lore, running),
-        members(homeserver, tmp_path, cast.alice, cast.bob) as [alice, bob],
+    async with matrix_scene(settings, homeserver, cast, cast.alice, cast.bob) as (
+        lore,
+        running,
+        [alice, bob],
     ):
         await remember(lore.bot, None, text=OFFICE, title="Office hours")
         for account in (cast.alice, cast.bob):
@@ -143,11 +171,11 @@ async def test_a_room_mention_is_answered_from_shared_knowledge_only_as_a_reply(
 
 
 async def test_an_approval_by_reaction_survives_a_restart_is_refused_to_others_and_decided_once(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+    homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    async with members(homeserver, tmp_path, cast.owner, cast.alice, cast.bob) as [
+    async with members(homeserver, cast.owner, cast.alice, cast.bob) as [
         owner,
         alice,
         bob,
@@ -207,26 +235,42 @@ HANDBOOK = (
 )
 
 
-async def test_an_encrypted_dm_takes_a_file_and_answers_encrypted(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+async def test_an_encrypted_dm_takes_a_file_answers_encrypted_and_says_once_what_it_cannot_read(
+    homeserver: Homeserver, make_settings: SettingsFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    async with (
-        matrix_edge(settings, homeserver, cast) as (lore, running),
-        members(homeserver, tmp_path, cast.alice) as [alice],
+    bot = cast.bot.user_id
+    async with matrix_scene(settings, homeserver, cast, cast.alice, key_wait=1.0) as (
+        lore,
+        running,
+        [alice],
     ):
         code = await lore.bot.create_invite(identity(cast.owner))
         await lore.bot.redeem_invite(identity(cast.alice), code.code)
-        room = await alice.direct_chat(cast.bot.user_id, encrypted=True)
-        await alice.joined(room, cast.bot.user_id)
+        room = await alice.direct_chat(bot, encrypted=True)
+        await alice.joined(room, bot)
         await alice.send_file(room, "handbook.md", HANDBOOK.encode(), mimetype="text/markdown")
-        saved = await alice.reply_from(room, cast.bot.user_id, "Saved")
+        saved = await alice.reply_from(room, bot, "Saved")
         await alice.say(room, "How do members book train tickets?")
-        answer = await alice.reply_from(room, cast.bot.user_id, "Sources")
+        answer = await alice.reply_from(room, bot, "Sources")
         await running.settled()
-        from_bot = [event for room_id, event in alice.events if event.sender == cast.bot.user_id]
+        from_bot = [event for room_id, event in alice.events if event.sender == bot]
         stats = await lore.bot.maintenance.stats()
+
+        # Alice's client now shares room keys with verified devices only: in a new chat Lore's
+        # device gets none, and cannot read what she writes there.
+        await alice.withhold_keys_from(room, bot)
+        unread = await alice.direct_chat(bot, encrypted=True)
+        await alice.joined(unread, bot)
+        with caplog.at_level(logging.WARNING, logger="adapters.matrix"):
+            first = await alice.say(unread, "When does the office open?")
+            told = await alice.reply_from(unread, bot, "could not read")
+            second = await alice.say(unread, "Are you there?")
+            await until_handled(lore, running, second)
+        assert running.edge is not None
+        newest = running.edge.outbox.latest[unread]
+        spoken = alice.said(unread, bot)
     assert "Travel handbook" in saved.body
     assert "Zephyr" in answer.body
     assert stats.private_documents == 1
@@ -234,14 +278,22 @@ async def test_an_encrypted_dm_takes_a_file_and_answers_encrypted(
     sent = [event for event in from_bot if not isinstance(event, nio.RoomMemberEvent)]
     assert sent
     assert all(event.decrypted for event in sent), [type(event).__name__ for event in sent]
+    # The unreadable messages: both logged, the sender told once, in reply to the first.
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert f"could not decrypt event {first}" in logged
+    assert f"could not decrypt event {second}" in logged
+    assert told.body == UNREADABLE
+    assert told.content["m.relates_to"]["m.in_reply_to"]["event_id"] == first
+    assert newest == told.event_id  # nothing said about the second one
+    assert len(spoken) == 1
 
 
 async def test_an_event_synced_again_after_a_restart_is_answered_once(
-    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
+    homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
-    async with members(homeserver, tmp_path, cast.alice) as [alice]:
+    async with members(homeserver, cast.alice) as [alice]:
         async with matrix_edge(settings, homeserver, cast) as (lore, running):
             await remember(lore.bot, None, text=OFFICE, title="Office hours")
             code = await lore.bot.create_invite(identity(cast.owner))
@@ -272,6 +324,11 @@ async def test_an_event_synced_again_after_a_restart_is_answered_once(
     assert len(answers) == 1
 
 
+async def start_and_stop(lore: Lore, config: MatrixConfig) -> None:
+    async with edge_on(lore, config):
+        pass
+
+
 async def test_a_refused_token_and_an_unreachable_homeserver_name_the_setting(
     homeserver: Homeserver, make_settings: SettingsFactory
 ) -> None:
@@ -282,12 +339,13 @@ async def test_a_refused_token_and_an_unreachable_homeserver_name_the_setting(
         matrix_user_id=cast.bot.user_id,
         matrix_access_token="syt_not_a_real_token",
     )
-    with pytest.raises(StartupError) as refused:
-        async with matrix_edge(settings, homeserver, cast, access_token="syt_not_a_real_token"):
-            pass
-    with pytest.raises(StartupError) as unreachable:
-        async with matrix_edge(settings, homeserver, cast, homeserver="http://127.0.0.1:9"):
-            pass
+    async with open_lore(settings) as lore:  # one core, two edges that cannot start
+        refusing = edge_config(settings, homeserver, cast, access_token="syt_not_a_real_token")
+        with pytest.raises(StartupError) as refused:
+            await start_and_stop(lore, refusing)
+        nowhere = edge_config(settings, homeserver, cast, homeserver="http://127.0.0.1:9")
+        with pytest.raises(StartupError) as unreachable:
+            await start_and_stop(lore, nowhere)
     refused_line = str(edge_start_error(settings, "matrix", refused.value))
     unreachable_line = str(edge_start_error(settings, "matrix", unreachable.value))
     assert "MATRIX_ACCESS_TOKEN" in refused_line
@@ -321,7 +379,7 @@ async def test_lore_run_with_matrix_settings_answers_and_stops_on_sigterm(
         assert process.stdout is not None
         line = await asyncio.wait_for(process.stdout.readline(), timeout=120)
         assert line.decode().startswith("Lore is running on matrix."), line
-        async with members(homeserver, tmp_path, cast.owner) as [owner]:
+        async with members(homeserver, cast.owner) as [owner]:
             room = await owner.direct_chat(cast.bot.user_id)
             await owner.say(room, "!help")
             helped = await owner.reply_from(room, cast.bot.user_id, "!sources")

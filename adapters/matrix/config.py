@@ -31,6 +31,8 @@ class MatrixConfig:
     stream_interval: float = 1.0  # at most one edit of a streamed answer per interval
     sync_timeout_ms: int = 30_000  # how long one sync waits on the homeserver for news
     key_wait: float = 10.0  # how long an encrypted message may wait for its room key
+    # A sender whose messages Lore cannot decrypt is told once per room within this window.
+    unreadable_window: float = 600.0
     stranger_grace: float = 120.0  # how long a stranger who invited Lore has to send !start
     connect_timeout: float = 20.0
 

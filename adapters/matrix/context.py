@@ -9,6 +9,7 @@ any larger room is a group chat: shared knowledge only, verified final answers o
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +24,9 @@ from bot.service import Bot
 
 __all__ = ["EdgeContext", "chat_of", "identity_of", "is_private", "relation", "thread_of"]
 
+TOLD_KEPT = 24 * 3600.0  # what was said to someone is remembered for a day at most
+TOLD_PRUNED_AT = 4096  # then what is older than that is forgotten
+
 
 @dataclass(frozen=True, slots=True)
 class EdgeContext:
@@ -34,19 +38,25 @@ class EdgeContext:
     client: nio.AsyncClient
     outbox: Outbox
     markers: Markers
-    # Things said once per person and subject (a non-owner's reaction, an unreadable message).
-    told: set[str] = field(default_factory=set)
+    # Things said once per person and subject (a non-owner's reaction, an unreadable message,
+    # thanks for a rating): when each was last said (monotonic seconds).
+    told: dict[str, float] = field(default_factory=dict)
 
     @property
     def me(self) -> str:
         """The bot's own Matrix ID."""
         return str(self.client.user_id)
 
-    def tell_once(self, key: str) -> bool:
-        """True the first time `key` is asked about."""
-        if key in self.told:
+    def tell_once(self, key: str, *, within: float = TOLD_KEPT) -> bool:
+        """True unless `key` was told less than `within` seconds ago (then say nothing)."""
+        now = time.monotonic()
+        last = self.told.get(key)
+        if last is not None and now - last < within:
             return False
-        self.told.add(key)
+        if len(self.told) >= TOLD_PRUNED_AT:
+            for old in [k for k, at in self.told.items() if now - at >= TOLD_KEPT]:
+                del self.told[old]
+        self.told[key] = now
         return True
 
 

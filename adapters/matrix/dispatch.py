@@ -1,16 +1,16 @@
 """What one sync brought, handed to the handlers: room messages, reactions, invites, and
-encrypted messages whose room key has not arrived yet (kept and tried again after each sync
-for a few seconds; then the sender is told once that Lore could not read them, and the key
-is asked for). Each event is handled in its own task, so no member waits behind another's
-long answer (invariant 12); the caller owns the tasks."""
+encrypted messages whose room key has not arrived yet (tried again after each sync, while
+the sender's devices are asked for the key, for `key_wait` seconds; then the event is logged
+and the sender told that Lore could not read it, once per room within `unreadable_window`).
+Each event is handled in its own task, so no member waits behind another's long answer
+(invariant 12); the caller owns the tasks."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import nio
@@ -32,11 +32,13 @@ UNREADABLE = (
 )
 
 
-@dataclass
+@dataclass(eq=False)
 class _Waiting:
+    """An encrypted message waiting for its room key; `read` is set once it was decrypted."""
+
     room_id: str
     event: Any
-    since: float
+    read: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 class Dispatcher:
@@ -77,8 +79,9 @@ class Dispatcher:
             self._task(self._reactions.on_reaction(room, event), tasks)
         elif isinstance(event, nio.MegolmEvent):
             if event.sender != self._edge.me:
-                self._waiting.append(_Waiting(room.room_id, event, time.monotonic()))
-                self._task(self._ask_for_key(event), tasks)
+                waiting = _Waiting(room.room_id, event)
+                self._waiting.append(waiting)
+                self._task(self._wait_for_key(waiting), tasks)
         elif isinstance(event, nio.RoomMessage) and self._messages.wants(event):
             self.invites.spoken.add((room.room_id, event.sender))
             self._task(self._messages.on_message(room, event), tasks)
@@ -87,25 +90,33 @@ class Dispatcher:
         """Whether a message of the room still waits for its key."""
         return any(waiting.room_id == room_id for waiting in self._waiting)
 
-    async def _ask_for_key(self, event: Any) -> None:
+    async def _wait_for_key(self, waiting: _Waiting) -> None:
+        """Ask the sender's devices for the key; if no sync brought it within `key_wait`,
+        the message is unreadable."""
         with contextlib.suppress(nio.LocalProtocolError):  # already asked for this session
-            await self._edge.client.request_room_key(event)
+            await self._edge.client.request_room_key(waiting.event)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._edge.config.key_wait):
+                await waiting.read.wait()
+        if waiting.read.is_set():
+            return
+        self._waiting.remove(waiting)
+        await self._unreadable(waiting)
 
     def _retry_waiting(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Handle the waiting messages whose key this sync brought."""
         still: list[_Waiting] = []
-        client, deadline = self._edge.client, self._edge.config.key_wait
+        client = self._edge.client
         for waiting in self._waiting:
             try:
                 decrypted = client.decrypt_event(waiting.event)
             except nio.EncryptionError:
                 decrypted = None
-            room = client.rooms.get(waiting.room_id)
-            if decrypted is not None and not isinstance(decrypted, nio.MegolmEvent):
-                self._event(room, decrypted, tasks)
-            elif time.monotonic() - waiting.since < deadline:
+            if decrypted is None or isinstance(decrypted, nio.MegolmEvent):
                 still.append(waiting)
-            else:
-                self._task(self._unreadable(waiting), tasks)
+                continue
+            waiting.read.set()
+            self._event(client.rooms.get(waiting.room_id), decrypted, tasks)
         self._waiting = still
 
     async def _unreadable(self, waiting: _Waiting) -> None:
@@ -116,11 +127,15 @@ class Dispatcher:
             waiting.room_id,
             event.session_id,
         )
-        if not self._edge.tell_once(f"unreadable:{waiting.room_id}:{event.sender}"):
-            return
+        told = f"unreadable:{waiting.room_id}:{event.sender}"
         async with self._edge.deduper.once(event.event_id) as first:
-            if first:
-                try:
-                    await self._edge.outbox.send(waiting.room_id, plain(UNREADABLE))
-                except SendError as exc:
-                    logger.warning("Could not say a message was unreadable: %s", exc)
+            if not first or not self._edge.tell_once(
+                told, within=self._edge.config.unreadable_window
+            ):
+                return
+            try:
+                await self._edge.outbox.send(
+                    waiting.room_id, plain(UNREADABLE), reply_to=event.event_id
+                )
+            except SendError as exc:
+                logger.warning("Could not say a message was unreadable: %s", exc)

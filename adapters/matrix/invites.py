@@ -2,8 +2,8 @@
 accepted on probation: Lore joins, so that what the stranger already wrote there is read
 (a newcomer often opens the chat with `!start CODE`, before Lore has joined); once the
 room's first sync has been handled, a stranger who is still a stranger is told once how to
-get an invite (the words every edge uses) and has `stranger_grace` seconds to send
-`!start CODE` there; then Lore leaves."""
+get an invite (the words every edge uses, and how long they have) and has `stranger_grace`
+seconds to send `!start CODE` there; then Lore leaves."""
 
 from __future__ import annotations
 
@@ -14,14 +14,30 @@ from typing import Any
 
 import nio
 
+from adapters.matrix.config import PREFIX
 from adapters.matrix.context import EdgeContext, identity_of
 from adapters.matrix.html import plain
 from adapters.matrix.outbox import SendError
 from bot.errors import NotInvitedError
 
-__all__ = ["Invites", "inviter_of"]
+__all__ = ["Invites", "inviter_of", "turned_away"]
 
 logger = logging.getLogger(__name__)
+
+
+def _duration(seconds: float) -> str:
+    """`seconds` as people say it: "2 minutes", "45 seconds"."""
+    minutes = round(seconds / 60)
+    amount, unit = (minutes, "minute") if seconds >= 90 else (max(1, round(seconds)), "second")
+    return f"{amount} {unit}{'' if amount == 1 else 's'}"
+
+
+def turned_away(grace: float) -> str:
+    """What a stranger who invited Lore reads: how to get an invite, and how long Lore stays."""
+    return (
+        f"{NotInvitedError()} If you already have an invite code, send {PREFIX}start CODE here "
+        f"within {_duration(grace)}; after that I leave this room."
+    )
 
 
 def inviter_of(info: Any, me: str) -> str | None:
@@ -81,7 +97,7 @@ class Invites:
             return
         try:
             if (room_id, inviter) not in self.spoken:
-                await edge.outbox.send(room_id, plain(str(NotInvitedError())))
+                await edge.outbox.send(room_id, plain(turned_away(edge.config.stranger_grace)))
             await asyncio.sleep(edge.config.stranger_grace)
             if await edge.bot.user_for(identity_of(room, inviter)) is not None:
                 return

@@ -1,9 +1,11 @@
-"""Reactions on the bot's own messages are Matrix's buttons: 👍/👎 on an answer rates it,
-✅/❌ on an approval request decides it (owners only; anyone else is told once, and a second
-decision hears that it is already decided), ✅/❌ on a command's question answers it, and
-🔒/🌐 on a source's question chooses where it is kept. Each goes to the `Bot`, which decides.
-The marker of the message says what it stands for, so this works after a restart too; the
-approval request is then edited to say who decided and when."""
+"""Reactions on the bot's own messages are Matrix's buttons: 👍/👎 on an answer rates it
+(thanked once in a private chat; in a room the reaction itself is the acknowledgement, as
+Matrix has no message only the rater would see), ✅/❌ on an approval request decides it
+(owners only; anyone else is told once, and a second decision hears that it is already
+decided), ✅/❌ on a command's question answers it, and 🔒/🌐 on a source's question chooses
+where it is kept (by the owner who sent it; anyone else is told once). Each goes to the
+`Bot`, which decides. The marker of the message says what it stands for, so this works after
+a restart too; the approval request is then edited to say who decided and when."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from typing import Any
 
 from adapters.matrix.answers import DOWN, UP
 from adapters.matrix.config import PREFIX
-from adapters.matrix.context import EdgeContext, chat_of, identity_of
-from adapters.matrix.html import plain, render_rich
+from adapters.matrix.context import EdgeContext, chat_of, identity_of, is_private
+from adapters.matrix.html import Formatted, plain, render_rich
 from adapters.matrix.ingest_chat import save_source
 from adapters.matrix.markers import Marker
 from adapters.matrix.outbox import SendError
@@ -21,7 +23,7 @@ from adapters.matrix.replies import NO, PRIVATE, SHARED, YES, send_reply
 from adapters.matrix.streaming import LiveReply, StatusMessage
 from bot.approvals import DecisionOutcome
 from bot.errors import LoreError
-from bot.replies import Message
+from bot.replies import Message, plain_text
 from bot.sources import RECEIVED
 
 __all__ = ["ReactionHandler"]
@@ -54,23 +56,27 @@ class ReactionHandler:
                 return
             try:
                 await self._handle(room, event, marker, key)
-            except LoreError as exc:
-                await self._tell(room, event.reacts_to, str(exc))
+            except LoreError as exc:  # e.g. someone else's Private/Shared question: said once
+                if edge.tell_once(f"refused:{event.reacts_to}:{event.sender}:{exc}"):
+                    await self._tell(room, event.reacts_to, str(exc))
             except Exception:  # the tap boundary: log, and tell the person politely
                 logger.exception("Matrix reaction %s failed", event.event_id)
                 await self._tell(room, event.reacts_to, SORRY)
 
-    async def _tell(self, room: Any, about: str, text: str) -> None:
+    async def _tell(self, room: Any, about: str, text: str | Formatted) -> None:
+        shown = plain(text) if isinstance(text, str) else text
         try:
-            await self._edge.outbox.send(room.room_id, plain(text), reply_to=about)
+            await self._edge.outbox.send(room.room_id, shown, reply_to=about)
         except SendError:  # the error path must never raise
             logger.exception("Could not answer a reaction in room %s", room.room_id)
 
     async def _handle(self, room: Any, event: Any, marker: Marker, key: str) -> None:
         bot, identity = self._edge.bot, identity_of(room, event.sender)
         if marker.kind == "fb":
-            # The reaction itself is the acknowledgement: no message for a rating.
-            await bot.record_feedback(identity, marker.target, 1 if key == UP else -1)
+            thanks = await bot.record_feedback(identity, marker.target, 1 if key == UP else -1)
+            said = f"fb:{event.reacts_to}:{event.sender}:{plain_text(thanks.body)}"
+            if is_private(room) and self._edge.tell_once(said):
+                await self._tell(room, event.reacts_to, render_rich(thanks.body))
         elif marker.kind == "ap":
             await self._decide(room, event, marker, approve=key == YES)
         elif marker.kind == "cf":

@@ -140,6 +140,11 @@ class SyncLoop:
         while self.tasks:
             await asyncio.gather(*list(self.tasks), return_exceptions=True)
 
+    async def decided(self) -> None:
+        """Wait until every stranger's room seen so far was decided on (stayed or left)."""
+        while self._settling:
+            await asyncio.gather(*list(self._settling), return_exceptions=True)
+
     async def stop(self) -> None:
         """Cancel the handlers still running (their events come again at the next start)."""
         running = [*self.tasks, *self._settling]

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from ipaddress import IPv4Address
-from pathlib import Path
 from typing import Any
 
 from adapters.matrix import MatrixConfig, MatrixEdge, RunningMatrix
@@ -20,7 +19,17 @@ from tests.conftest import SettingsFactory
 from tests.matrix.homeserver import Account, Homeserver
 from tests.matrix.members import Member
 
-__all__ = ["Cast", "cast_of", "identity", "matrix_edge", "members", "until_handled"]
+__all__ = [
+    "Cast",
+    "cast_of",
+    "edge_config",
+    "edge_on",
+    "identity",
+    "matrix_edge",
+    "matrix_scene",
+    "members",
+    "until_handled",
+]
 
 LOOPBACK = IPv4Address("127.0.0.1")
 
@@ -49,39 +58,72 @@ def identity(account: Account, name: str = "") -> Identity:
     return Identity("matrix", account.user_id, name or account.localpart)
 
 
+def edge_config(
+    settings: Settings, server: Homeserver, cast: Cast, **overrides: Any
+) -> MatrixConfig:
+    """The Matrix edge's settings for the cast's bot, with short waits for tests."""
+    values: dict[str, Any] = {
+        "homeserver": server.url,
+        "user_id": cast.bot.user_id,
+        "data_dir": settings.data_dir,
+        "max_file_bytes": settings.max_file_bytes,
+        "access_token": cast.bot.access_token,
+        "owner_ids": frozenset({cast.owner.user_id}),
+        "stream_interval": 0.5,
+        "key_wait": 3.0,
+        "stranger_grace": 1.0,
+        **overrides,
+    }
+    return MatrixConfig(**values)
+
+
+def edge_on(lore: Lore, config: MatrixConfig) -> AbstractAsyncContextManager[RunningMatrix]:
+    """The Matrix edge running on `lore`'s core."""
+    return MatrixEdge(config, ProcessedEvents(lore.database, "matrix")).running(lore.bot)
+
+
 @asynccontextmanager
 async def matrix_edge(
     settings: Settings, server: Homeserver, cast: Cast, **overrides: Any
 ) -> AsyncIterator[tuple[Lore, RunningMatrix]]:
     """The real core plus the Matrix edge logged in as the cast's bot."""
-    async with open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore:
-        values: dict[str, Any] = {
-            "homeserver": server.url,
-            "user_id": cast.bot.user_id,
-            "data_dir": settings.data_dir,
-            "max_file_bytes": settings.max_file_bytes,
-            "access_token": cast.bot.access_token,
-            "owner_ids": frozenset({cast.owner.user_id}),
-            "stream_interval": 0.5,
-            "key_wait": 3.0,
-            "stranger_grace": 1.0,
-            **overrides,
-        }
-        edge = MatrixEdge(MatrixConfig(**values), ProcessedEvents(lore.database, "matrix"))
-        async with edge.running(lore.bot) as running:
-            yield lore, running
+    config = edge_config(settings, server, cast, **overrides)
+    async with (
+        open_lore(settings, fetch_allowed_addresses=frozenset({LOOPBACK})) as lore,
+        edge_on(lore, config) as running,
+    ):
+        yield lore, running
 
 
 @asynccontextmanager
-async def members(
-    homeserver: Homeserver, folder: Path, *accounts: Account
-) -> AsyncIterator[list[Member]]:
-    """Syncing nio clients for `accounts`, each with its own store under `folder`."""
+async def matrix_scene(
+    settings: Settings, server: Homeserver, cast: Cast, *accounts: Account, **overrides: Any
+) -> AsyncIterator[tuple[Lore, RunningMatrix, list[Member]]]:
+    """`matrix_edge` plus syncing clients for `accounts`, who start while the core opens
+    (both are mostly waiting)."""
     async with AsyncExitStack() as stack:
-        yield [
-            await stack.enter_async_context(Member(homeserver, account, folder / account.localpart))
-            for account in accounts
-        ]
+        people = [Member(server, account) for account in accounts]
+        for person in people:
+            stack.push_async_exit(person)
+        starting = asyncio.gather(*(person.__aenter__() for person in people))
+        try:
+            lore, running = await stack.enter_async_context(
+                matrix_edge(settings, server, cast, **overrides)
+            )
+        finally:
+            await starting
+        yield lore, running, people
+
+
+@asynccontextmanager
+async def members(homeserver: Homeserver, *accounts: Account) -> AsyncIterator[list[Member]]:
+    """Syncing nio clients for `accounts`, started side by side."""
+    async with AsyncExitStack() as stack:
+        people = [Member(homeserver, account) for account in accounts]
+        for person in people:
+            stack.push_async_exit(person)
+        await asyncio.gather(*(person.__aenter__() for person in people))
+        yield people
 
 
 async def until_handled(

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
+from urllib.parse import quote
 
 __all__ = ["SYNAPSE_PYTHON", "Account", "Homeserver", "running_homeserver"]
 
@@ -134,16 +135,20 @@ class Homeserver:
     folder: Path
     shared_secret: str
     process: subprocess.Popen[bytes]
+    _admin: Account | None = None
 
     @property
     def server_name(self) -> str:
         return SERVER_NAME
 
-    def _post(self, path: str, body: dict[str, object]) -> dict[str, object]:
+    def _post(
+        self, path: str, body: dict[str, object], *, token: str | None = None
+    ) -> dict[str, object]:
+        headers = {"Content-Type": "application/json"}
+        if token is not None:
+            headers["Authorization"] = f"Bearer {token}"
         request = urllib.request.Request(  # noqa: S310 - the homeserver on loopback
-            self.url + path,
-            data=json.dumps(body).encode(),
-            headers={"Content-Type": "application/json"},
+            self.url + path, data=json.dumps(body).encode(), headers=headers
         )
         with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
             return dict(json.load(response))
@@ -170,6 +175,17 @@ class Homeserver:
         )
         return Account(
             str(answer["user_id"]), password, str(answer["access_token"]), str(answer["device_id"])
+        )
+
+    def limit_messages(self, user_id: str, per_second: int, burst_count: int) -> None:
+        """Rate-limit one account's events far below the session's raised limits, with
+        Synapse's per-user override (admin API); its requests then meet 429s."""
+        if self._admin is None:
+            self._admin = self.register("admin", admin=True)
+        self._post(
+            f"/_synapse/admin/v1/users/{quote(user_id)}/override_ratelimit",
+            {"messages_per_second": per_second, "burst_count": burst_count},
+            token=self._admin.access_token,
         )
 
     def log(self) -> str:

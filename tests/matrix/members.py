@@ -1,7 +1,8 @@
 """People on the homeserver, as real nio clients: each syncs in the background, records every
 room event it sees (decrypted when the room is encrypted), and can open a direct chat with
 the bot, write, send a file and react. `Member.wait_for` awaits what the bot sends; nothing
-here sleeps and polls."""
+here sleeps and polls. A person's device lives as long as the test (nio's in-memory store:
+no disk, no fsync), while Lore's own device is the real on-disk one."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import contextlib
 import io
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import nio
@@ -44,14 +44,11 @@ class Said:
 class Member:
     """One person with a nio client that syncs in the background."""
 
-    def __init__(self, homeserver: Homeserver, account: Account, store: Path) -> None:
+    def __init__(self, homeserver: Homeserver, account: Account) -> None:
         self.account = account
         self.user_id = account.user_id
-        store.mkdir(parents=True, exist_ok=True)
-        config = nio.AsyncClientConfig(store=nio.store.SqliteStore, encryption_enabled=True)
-        self.client = nio.AsyncClient(
-            homeserver.url, account.user_id, store_path=str(store), config=config
-        )
+        config = nio.AsyncClientConfig(store=nio.store.SqliteMemoryStore, encryption_enabled=True)
+        self.client = nio.AsyncClient(homeserver.url, account.user_id, config=config)
         self.events: list[tuple[str, Any]] = []  # (room id, event)
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
@@ -181,6 +178,19 @@ class Member:
     async def say(self, room_id: str, text: str, **extra: Any) -> str:
         """Write `text` in the room (with `extra` content: mentions, relations)."""
         return await self.send(room_id, {"msgtype": "m.text", "body": text, **extra})
+
+    async def withhold_keys_from(self, room_id: str, user_id: str) -> None:
+        """From now on share no room key with `user_id`'s devices, as a client that sends
+        keys to verified devices only does with a device nobody verified (Lore's)."""
+        client = self.client
+        if not client.rooms[room_id].members_synced:
+            await client.joined_members(room_id)
+        if client.should_query_keys:
+            await client.keys_query()
+        devices = list(client.device_store.active_user_devices(user_id))
+        assert devices, f"{user_id} has no device this client knows of"
+        for device in devices:
+            client.blacklist_device(device)
 
     async def react(self, room_id: str, event_id: str, key: str) -> str:
         content = {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
