@@ -15,11 +15,15 @@ from zoneinfo import ZoneInfo
 import nio
 import pytest
 
+from adapters.matrix import RunningMatrix
 from adapters.matrix.config import STORE_FILE, MatrixConfig
 from adapters.matrix.dispatch import UNREADABLE
 from adapters.matrix.invites import turned_away
 from bot.app import Lore, open_lore
+from bot.app.core import backup_layout
 from bot.app.edge_failures import edge_start_error
+from bot.app.models import utc_now
+from bot.backups import back_up_from_outside, restore_into
 from bot.errors import NotInvitedError, StartupError
 from bot.settings import Settings
 from storage.users import User
@@ -170,17 +174,32 @@ async def test_a_room_mention_is_answered_from_shared_knowledge_only_as_a_reply(
     }
 
 
-async def test_an_approval_by_reaction_survives_a_restart_is_refused_to_others_and_decided_once(
-    homeserver: Homeserver, make_settings: SettingsFactory
+def device_keys(running: RunningMatrix) -> dict[str, str]:
+    """The bot device's identity keys (which a new device would not have)."""
+    assert running.edge is not None
+    return dict(running.edge.client.olm.account.identity_keys)
+
+
+async def moved_by_backup(source: Settings, target: Settings, folder: Path) -> bool:
+    """Back up `source`'s data directory (no process holds it) into `folder` and restore that
+    into `target`'s; whether the restored vectors are to be embedded again."""
+    await back_up_from_outside(backup_layout(source), folder, utc_now())
+    return (await restore_into(backup_layout(target), folder, force=False)).reembed
+
+
+async def test_an_approval_by_reaction_survives_a_restore_is_refused_to_others_and_decided_once(
+    homeserver: Homeserver, make_settings: SettingsFactory, tmp_path: Path
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
+    restored = cast.settings(make_settings, data_dir=tmp_path / "restored")
     async with members(homeserver, cast.owner, cast.alice, cast.bob) as [
         owner,
         alice,
         bob,
     ]:
-        async with matrix_edge(settings, homeserver, cast) as (lore, _):
+        async with matrix_edge(settings, homeserver, cast) as (lore, running):
+            keys = device_keys(running)
             code = await lore.bot.create_invite(identity(cast.owner))
             await lore.bot.redeem_invite(identity(cast.alice, "Alice"), code.code)
             asked = await alice.direct_chat(cast.bot.user_id)
@@ -197,8 +216,12 @@ async def test_an_approval_by_reaction_survives_a_restart_is_refused_to_others_a
             )
         assert told.reactions == ()
         assert "!approve " in request.body
-        # The bot process is gone; a new one starts on the same data directory and device.
-        async with matrix_edge(settings, homeserver, cast) as (lore, running):
+        # The bot process is gone; its backup is restored into a new data directory, and a
+        # new process starts there: the same device, with its keys and the paused turn.
+        reembed = await moved_by_backup(settings, restored, tmp_path / "backup")
+        async with matrix_edge(restored, homeserver, cast) as (lore, running):
+            await lore.bot.maintenance.finish_restore(reembed=reembed)
+            assert device_keys(running) == keys
             await owner.client.room_invite(owners_room, cast.bob.user_id)
             await bob.wait_until(lambda: owners_room in bob.client.invited_rooms)
             await bob.join(owners_room)
