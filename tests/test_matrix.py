@@ -5,7 +5,6 @@ No fake anywhere: what a test asserts is what a Matrix client would show."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 import sys
 from datetime import UTC, datetime, timedelta
@@ -17,7 +16,6 @@ import pytest
 
 from adapters.matrix import RunningMatrix
 from adapters.matrix.config import STORE_FILE, MatrixConfig
-from adapters.matrix.dispatch import UNREADABLE
 from adapters.matrix.invites import turned_away
 from bot.app import Lore, open_lore
 from bot.app.core import backup_layout
@@ -250,65 +248,6 @@ async def test_an_approval_by_reaction_survives_a_restore_is_refused_to_others_a
     assert len([said for said in spoken if "Only an owner" in said.body]) == 1
     assert delivered.body == "Message from Alice: The printer is broken."
     assert outcome.reactions == ("👍", "👎") or outcome.body
-
-
-HANDBOOK = (
-    "# Travel handbook\n\nBooking trains: every member books second class train tickets "
-    "through the Zephyr travel portal at least ten days ahead.\n"
-)
-
-
-async def test_an_encrypted_dm_takes_a_file_answers_encrypted_and_says_once_what_it_cannot_read(
-    homeserver: Homeserver, make_settings: SettingsFactory, caplog: pytest.LogCaptureFixture
-) -> None:
-    cast = cast_of(homeserver)
-    settings = cast.settings(make_settings)
-    bot = cast.bot.user_id
-    async with matrix_scene(settings, homeserver, cast, cast.alice, key_wait=1.0) as (
-        lore,
-        running,
-        [alice],
-    ):
-        code = await lore.bot.create_invite(identity(cast.owner))
-        await lore.bot.redeem_invite(identity(cast.alice), code.code)
-        room = await alice.direct_chat(bot, encrypted=True)
-        await alice.joined(room, bot)
-        await alice.send_file(room, "handbook.md", HANDBOOK.encode(), mimetype="text/markdown")
-        saved = await alice.reply_from(room, bot, "Saved")
-        await alice.say(room, "How do members book train tickets?")
-        answer = await alice.reply_from(room, bot, "Sources")
-        await running.settled()
-        from_bot = [event for room_id, event in alice.events if event.sender == bot]
-        stats = await lore.bot.maintenance.stats()
-
-        # Alice's client now shares room keys with verified devices only: in a new chat Lore's
-        # device gets none, and cannot read what she writes there.
-        await alice.withhold_keys_from(room, bot)
-        unread = await alice.direct_chat(bot, encrypted=True)
-        await alice.joined(unread, bot)
-        with caplog.at_level(logging.WARNING, logger="adapters.matrix"):
-            first = await alice.say(unread, "When does the office open?")
-            told = await alice.reply_from(unread, bot, "could not read")
-            second = await alice.say(unread, "Are you there?")
-            await until_handled(lore, running, second)
-        assert running.edge is not None
-        newest = running.edge.outbox.latest[unread]
-        spoken = alice.said(unread, bot)
-    assert "Travel handbook" in saved.body
-    assert "Zephyr" in answer.body
-    assert stats.private_documents == 1
-    # Never in the clear: every message, edit and reaction of the bot's was encrypted.
-    sent = [event for event in from_bot if not isinstance(event, nio.RoomMemberEvent)]
-    assert sent
-    assert all(event.decrypted for event in sent), [type(event).__name__ for event in sent]
-    # The unreadable messages: both logged, the sender told once, in reply to the first.
-    logged = " ".join(record.getMessage() for record in caplog.records)
-    assert f"could not decrypt event {first}" in logged
-    assert f"could not decrypt event {second}" in logged
-    assert told.body == UNREADABLE
-    assert told.content["m.relates_to"]["m.in_reply_to"]["event_id"] == first
-    assert newest == told.event_id  # nothing said about the second one
-    assert len(spoken) == 1
 
 
 async def test_an_event_synced_again_after_a_restart_is_answered_once(
