@@ -314,10 +314,7 @@ async def matrix_reply(
     await person.wait_until(lambda: len(person.said(room, bot)) > before)
     await running.settled()
     assert running.edge is not None
-    latest = running.edge.outbox.latest[room]
-    await person.wait_until(
-        lambda: any(e.event_id == latest for _, e in person.events if hasattr(e, "event_id"))
-    )
+    await person.saw(running.edge.outbox.latest[room])
     return "\n".join(said.body for said in person.said(room, bot)[before:])
 
 

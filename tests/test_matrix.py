@@ -5,6 +5,7 @@ No fake anywhere: what a test asserts is what a Matrix client would show."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
 from datetime import UTC, datetime, timedelta
@@ -52,37 +53,60 @@ OFFICE = "Office hours: the office opens at 8 am and closes at 6 pm on weekdays.
 LOCKER = "Alice's locker code is 4417 and the spare key hangs behind the boiler."
 
 
-async def test_a_dm_question_streams_to_a_cited_answer_with_feedback_reactions(
-    homeserver: Homeserver, make_settings: SettingsFactory
+async def test_a_dm_question_streams_to_a_cited_answer_rated_by_reaction_also_when_rate_limited(
+    homeserver: Homeserver, make_settings: SettingsFactory, caplog: pytest.LogCaptureFixture
 ) -> None:
     cast = cast_of(homeserver)
     settings = cast.settings(make_settings)
+    bot = cast.bot.user_id
     async with matrix_scene(settings, homeserver, cast, cast.alice) as (lore, running, [alice]):
         await remember(lore.bot, None, text=OFFICE, title="Office hours")
         code = await lore.bot.create_invite(identity(cast.owner))
         await lore.bot.redeem_invite(identity(cast.alice), code.code)
-        room = await alice.direct_chat(cast.bot.user_id)
-        await alice.joined(room, cast.bot.user_id)
+        room = await alice.direct_chat(bot)
+        await alice.joined(room, bot)
         await alice.say(room, "When does the office open?")
-        answer = await alice.reply_from(room, cast.bot.user_id, "Sources")
-        assert "8 am" in answer.body
-        assert "[1]" in answer.body
-        assert "<b>Sources</b>" in answer.html
-        assert answer.edits >= 1  # streamed into one message, then edited into the answer
-        assert answer.content["m.mentions"] == {}
-        await alice.wait_until(lambda: len(alice.said(room, cast.bot.user_id)[-1].reactions) == 2)
-        [final] = alice.said(room, cast.bot.user_id)
-        assert final.reactions == ("👍", "👎")
+        answer = await alice.reply_from(room, bot, "Sources")
+        await alice.wait_until(lambda: len(alice.said(room, bot)[-1].reactions) == 2)
+        [final] = alice.said(room, bot)
         await alice.react(room, final.event_id, "👍")
-        thanks = await alice.reply_from(room, cast.bot.user_id, "Thanks for the feedback!")
+        thanks = await alice.reply_from(room, bot, "Thanks for the feedback!")
         liked = await lore.database.fetch_value("SELECT value FROM feedback")
         await until_handled(lore, running, await alice.react(room, final.event_id, "👎"))
         disliked = await lore.database.fetch_value("SELECT value FROM feedback")
         assert running.edge is not None
         newest = running.edge.outbox.latest[room]
+
+        # Two events a second for the bot (Synapse's per-user override): a streamed answer
+        # (a preview, its edits, the final text, two reactions) and a reply right behind it
+        # meet 429s, each waited out as long as `retry_after_ms` says.
+        homeserver.limit_messages(bot, per_second=2, burst_count=1)
+        with caplog.at_level(logging.WARNING, logger="nio"):
+            await alice.say(room, "When does the office close?")
+            await alice.say(room, "!help")
+            await alice.reply_from(room, bot, "Sources", count=2)
+            await alice.reply_from(room, bot, "!sources")
+            await running.settled()
+            await alice.saw(running.edge.outbox.latest[room])
+        limited = alice.said(room, bot)[2:]
+    assert "8 am" in answer.body
+    assert "[1]" in answer.body
+    assert "<b>Sources</b>" in answer.html
+    assert answer.edits >= 1  # streamed into one message, then edited into the answer
+    assert answer.content["m.mentions"] == {}
+    assert final.reactions == ("👍", "👎")
     assert thanks.content["m.relates_to"]["m.in_reply_to"]["event_id"] == final.event_id
     assert (liked, disliked) == (1, -1)
     assert newest == thanks.event_id  # a changed rating is thanked once, not again
+    waits = [record.getMessage() for record in caplog.records if "429" in record.getMessage()]
+    assert waits, "the homeserver never rate-limited the bot"
+    assert all("sleeping for" in wait for wait in waits)
+    # Both replies, each one message with all its parts: nothing lost, nothing twice.
+    assert len(limited) == 2
+    assert sum("!sources" in said.body for said in limited) == 1
+    [closing] = [said for said in limited if "Sources" in said.body]
+    assert "6 pm" in closing.body
+    assert closing.reactions == ("👍", "👎")
 
 
 async def test_a_strangers_invite_is_answered_once_and_left_after_the_grace_newcomers_stay(

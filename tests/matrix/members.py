@@ -80,6 +80,12 @@ class Member:
         async with asyncio.timeout(within), self._changed:
             return await self._changed.wait_for(ready)
 
+    async def saw(self, event_id: str) -> None:
+        """Wait until this client has received the event `event_id`."""
+        await self.wait_until(
+            lambda: any(getattr(event, "event_id", None) == event_id for _, event in self.events)
+        )
+
     # -- what the person sees ---------------------------------------------------------------
 
     def said(self, room_id: str, sender: str) -> list[Said]:
