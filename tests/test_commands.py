@@ -28,8 +28,7 @@ from tests.fakes.discord_payloads import CHANNEL_ID
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.slack_server import FakeSlack
 from tests.fakes.telegram_server import FakeTelegram
-from tests.matrix.edge import cast_of, matrix_scene
-from tests.matrix.edge import identity as mx_identity
+from tests.matrix.edge import admit, cast_of, matrix_scene
 from tests.matrix.homeserver import Homeserver
 from tests.matrix.members import Member
 from tests.slack_edge import ALICE as SLACK_ALICE
@@ -333,8 +332,7 @@ async def test_every_command_has_the_same_outcome_and_words_on_matrix(
         running,
         [owner, alice],
     ):
-        code = await lore.bot.create_invite(mx_identity(cast.owner))
-        await lore.bot.redeem_invite(mx_identity(cast.alice), code.code)
+        await admit(lore, cast, cast.alice)
         mia = await invite(lore.bot, "mia", platform="console", owner=LOCAL_OWNER)
         people = {"owner": (owner, LOCAL_OWNER), "member": (alice, mia)}
         rooms = {}

@@ -29,6 +29,7 @@ from storage.users import User
 from tests.chat_turns import remember
 from tests.conftest import SettingsFactory
 from tests.matrix.edge import (
+    admit,
     cast_of,
     edge_config,
     edge_on,
@@ -61,8 +62,7 @@ async def test_a_dm_question_streams_to_a_cited_answer_rated_by_reaction_also_wh
     bot = cast.bot.user_id
     async with matrix_scene(settings, homeserver, cast, cast.alice) as (lore, running, [alice]):
         await remember(lore.bot, None, text=OFFICE, title="Office hours")
-        code = await lore.bot.create_invite(identity(cast.owner))
-        await lore.bot.redeem_invite(identity(cast.alice), code.code)
+        await admit(lore, cast, cast.alice)
         room = await alice.direct_chat(bot)
         await alice.joined(room, bot)
         await alice.say(room, "When does the office open?")
@@ -165,9 +165,7 @@ async def test_a_room_mention_is_answered_from_shared_knowledge_only_as_a_reply(
         [alice, bob],
     ):
         await remember(lore.bot, None, text=OFFICE, title="Office hours")
-        for account in (cast.alice, cast.bob):
-            code = await lore.bot.create_invite(identity(cast.owner))
-            await lore.bot.redeem_invite(identity(account), code.code)
+        await admit(lore, cast, cast.alice, cast.bob)
         await remember(lore.bot, identity(cast.alice), LOCKER, title="Locker")
         room = await alice.room(cast.bot.user_id, cast.bob.user_id)
         await bob.join(room)
@@ -282,8 +280,7 @@ async def test_an_event_synced_again_after_a_restart_is_answered_once(
     async with members(homeserver, cast.alice) as [alice]:
         async with matrix_edge(settings, homeserver, cast) as (lore, running):
             await remember(lore.bot, None, text=OFFICE, title="Office hours")
-            code = await lore.bot.create_invite(identity(cast.owner))
-            await lore.bot.redeem_invite(identity(cast.alice), code.code)
+            await admit(lore, cast, cast.alice)
             room = await alice.direct_chat(cast.bot.user_id)
             await alice.joined(room, cast.bot.user_id)
             await running.settled()

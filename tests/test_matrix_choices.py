@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from storage.document_records import HANDLE_LENGTH
 from tests.conftest import SettingsFactory
-from tests.matrix.edge import cast_of, identity, matrix_scene, until_handled
+from tests.matrix.edge import admit, cast_of, identity, matrix_scene, until_handled
 from tests.matrix.homeserver import Homeserver
 from tests.matrix.members import Member, Said
 
@@ -39,8 +39,7 @@ async def test_an_owner_keeps_files_private_or_shared_by_reaction_or_share_other
         running,
         [owner, bob],
     ):
-        code = await lore.bot.create_invite(identity(cast.owner))
-        await lore.bot.redeem_invite(identity(cast.bob), code.code)
+        await admit(lore, cast, cast.bob)
         room = await owner.direct_chat(bot)
         await owner.joined(room, bot)
 

@@ -11,7 +11,7 @@ import pytest
 
 from adapters.matrix.dispatch import UNREADABLE
 from tests.conftest import SettingsFactory
-from tests.matrix.edge import cast_of, identity, matrix_scene, until_handled
+from tests.matrix.edge import admit, cast_of, matrix_scene, until_handled
 from tests.matrix.homeserver import Homeserver
 
 HANDBOOK = (
@@ -31,8 +31,7 @@ async def test_an_encrypted_dm_takes_a_file_answers_encrypted_and_says_once_what
         running,
         [alice],
     ):
-        code = await lore.bot.create_invite(identity(cast.owner))
-        await lore.bot.redeem_invite(identity(cast.alice), code.code)
+        await admit(lore, cast, cast.alice)
         room = await alice.direct_chat(bot, encrypted=True)
         await alice.joined(room, bot)
         await alice.send_file(room, "handbook.md", HANDBOOK.encode(), mimetype="text/markdown")

@@ -21,6 +21,7 @@ from tests.matrix.members import Member
 
 __all__ = [
     "Cast",
+    "admit",
     "cast_of",
     "edge_config",
     "edge_on",
@@ -56,6 +57,13 @@ def cast_of(homeserver: Homeserver) -> Cast:
 
 def identity(account: Account, name: str = "") -> Identity:
     return Identity("matrix", account.user_id, name or account.localpart)
+
+
+async def admit(lore: Lore, cast: Cast, *accounts: Account) -> None:
+    """Make `accounts` members, each with an invite code of the cast's owner."""
+    for account in accounts:
+        code = await lore.bot.create_invite(identity(cast.owner))
+        await lore.bot.redeem_invite(identity(account), code.code)
 
 
 def edge_config(
