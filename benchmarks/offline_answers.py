@@ -166,8 +166,8 @@ async def _search_all(root: Path, model: str) -> dict[str, list[RetrievedPassage
 async def main() -> None:
     """Search every question once, then sweep thresholds and report the default."""
     key = sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else DEFAULT_MODEL
-    threshold = model_choice(key).answer_threshold
-    print(f"embedding model {key}, its threshold {threshold}")
+    calibrated = model_choice(key).answer_threshold
+    print(f"embedding model {key}, its threshold {calibrated}")
     with tempfile.TemporaryDirectory() as tmp:
         hits = await _search_all(Path(tmp), key)
     best = {q: max((h.relevance for h in found), default=0.0) for q, found in hits.items()}
@@ -199,7 +199,7 @@ async def main() -> None:
         print(f"{threshold:>9.2f} {cells[0]:>18} {cells[1]:>20}")
 
     for min_coverage in (0.0, DEFAULT_MIN_COVERAGE):
-        model = OfflineModel(threshold=threshold, min_coverage=min_coverage)
+        model = OfflineModel(threshold=calibrated, min_coverage=min_coverage)
         results = {q: await answer(model, q, tool_results[q]) for q in hits}
         _report(model, results, hits, best)
         if "-v" in sys.argv and min_coverage == DEFAULT_MIN_COVERAGE:

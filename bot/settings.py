@@ -16,6 +16,7 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from bot.log_redaction import MIN_SECRET_CHARS
+from storage.model_registry import default_model
 
 __all__ = ["Settings", "SettingsError", "is_loopback", "load_settings", "split_list"]
 
@@ -43,8 +44,13 @@ class Settings(BaseSettings):
         default=100_000, description="Points per collection above which an HNSW index is built."
     )
 
+    language: Literal["en", "de", "fr", "es", "it", "pt", "ru", "zh", "ja"] = Field(
+        default="en",
+        description="The bot's language where a member's own cannot be told (ISO 639-1).",
+    )
     embedding_model: str = Field(
-        default="minilm-l6-int8-local", description="Embedding model choice."
+        default_factory=lambda data: default_model(data["language"]),
+        description="Embedding model choice (default: by LANGUAGE, see storage.model_registry).",
     )
     models_dir_override: Path | None = Field(
         default=None,
@@ -151,10 +157,6 @@ class Settings(BaseSettings):
         default="", description="model=input/cached/output dollars per million tokens, ..."
     )
     llm_timeout_seconds: Annotated[float, Field(gt=0, le=600)] = 60.0
-    language: Literal["en", "de", "fr", "es", "it", "pt", "ru", "zh", "ja"] = Field(
-        default="en",
-        description="The bot's language where a member's own cannot be told (ISO 639-1).",
-    )
     max_answer_tokens: Annotated[int, Field(ge=64, le=32_000)] = 800
     tool_timeout_seconds: Annotated[float, Field(gt=0, le=300)] = Field(
         default=20.0, description="Time one tool call (a search) may take before it is an error."

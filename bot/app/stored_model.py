@@ -57,8 +57,7 @@ def with_stored_model(
     if announce:
         logger.info(
             "The stored vectors were made by the embedding model %s; Lore keeps using it."
-            " `lore reindex --all` moves them to the default, %s (faster, same retrieval"
-            " quality)",
+            " `lore reindex --all` moves them to the default, %s",
             stored.model,
             default,
         )
