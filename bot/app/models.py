@@ -62,9 +62,13 @@ ChatModelChoice = tuple[ChatModel, ModelPricing]
 
 def extractive_model(settings: Settings) -> OfflineModel:
     """The offline extractive answerer: the model without LLM_BASE_URL, the fallback with it.
-    Each embedding model spreads its cosines differently: its own calibrated threshold."""
-    threshold = model_choice(settings.embedding_model).answer_threshold
-    return OfflineModel(threshold=threshold, language=settings.language)
+    Each embedding model spreads its cosines differently: its own calibrated gates."""
+    choice = model_choice(settings.embedding_model)
+    return OfflineModel(
+        threshold=choice.answer_threshold,
+        min_coverage=choice.answer_min_coverage,
+        language=settings.language,
+    )
 
 
 async def _served_locally(base_url: str) -> bool:
