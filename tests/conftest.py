@@ -43,7 +43,7 @@ def assembled_models_dir(models_dir: Path) -> Path:
     """`models_dir` as after Lore's first start: the default embedding model assembled and
     the guards' prescreens built, so a `lore` command says nothing about preparing them
     (whether or not a test before this one started Lore)."""
-    default = Settings.model_fields["embedding_model"].default
+    default = load_settings(_env_file=None).embedding_model  # what `lore` loads by default
     asyncio.run(ensure_model_dir(models_dir, model_choice(default)))
     prepare_guards(models_dir)
     return models_dir

@@ -84,9 +84,10 @@ class Terminal:
 
 
 @pytest.fixture
-def workdir(tmp_path: Path, models_dir: Path) -> Path:
+def workdir(tmp_path: Path, assembled_models_dir: Path) -> Path:
     (tmp_path / ".env").write_text(
-        f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={models_dir}\nSAMPLE_DOCS_DIR=\nLOG_LEVEL=INFO\n"
+        f"DATA_DIR={tmp_path / 'data'}\nMODELS_DIR={assembled_models_dir}\nSAMPLE_DOCS_DIR=\n"
+        "LOG_LEVEL=INFO\n"
     )
     return tmp_path
 
