@@ -57,8 +57,13 @@ typecheck: $(STAMP)
 layers: $(STAMP)
 	$(BIN)/lint-imports
 
+# Every test's DATA_DIR holds SQLite files and Qdrant shards: on a memory-backed folder
+# (/dev/shm, where the machine has one) opening and closing them is about three times
+# faster. pytest keeps only the folders of failed tests (pyproject.toml).
 unit: $(STAMP)
-	$(BIN)/pytest
+	@shm=$$(test -d /dev/shm -a -w /dev/shm && mktemp -d /dev/shm/lore-tests.XXXXXX); \
+	$(BIN)/pytest $${shm:+--basetemp=$$shm}; status=$$?; \
+	test -z "$$shm" || rm -rf "$$shm"; exit $$status
 
 eval: $(STAMP)
 	$(BIN)/lore eval
