@@ -36,7 +36,7 @@ from pathlib import Path
 
 from benchmarks.llama_server import llama_server
 from bot.app import Lore, open_lore
-from bot.events import ChatRef, Identity
+from bot.events import ChatRef, Identity, TurnDone
 from bot.people import LOCAL_OWNER
 from bot.settings import Settings, load_settings
 from bot.sources import Source
@@ -217,6 +217,27 @@ async def _questions(url: str, model: str, args: argparse.Namespace, rows: list[
             _print(row)
 
 
+async def _cache_probe(url: str, model: str, args: argparse.Namespace) -> None:
+    """Three questions in one chat: how much of each prompt the server's cache reused."""
+    async with AsyncExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="lore-cache-")))
+        settings = load_settings(
+            data_dir=folder / "data",
+            sample_docs_dir="",
+            **_model_settings(load_settings(), url, model, args.max_tokens),
+        )
+        lore = await stack.enter_async_context(open_lore(settings, operator=True))
+        await lore.bot.ingest(LOCAL_OWNER, Source(path=ROOT / "docs" / "faq.md"), shared=True)
+        chat = ChatRef(LOCAL_OWNER.platform, "cache-probe")
+        print("\n# prompt cache, one chat: turn, prompt tokens, of them cached")
+        for number, question in enumerate(
+            ["Does Lore need an API key?", "How do I back up Lore?", "How much memory?"], 1
+        ):
+            events = [e async for e in lore.bot.handle_message(LOCAL_OWNER, chat, question)]
+            done = next(e for e in events if isinstance(e, TurnDone))
+            print(f"turn {number}: {done.prompt_tokens} prompt, {done.cached_tokens} cached")
+
+
 def _totals(rows: Sequence[Row]) -> None:
     by = Counter(
         "model" if r.by == "model" else "sources" if r.outcome == "answered" else "-" for r in rows
@@ -246,6 +267,8 @@ async def _main(args: argparse.Namespace) -> None:
             await _suites(server.base_url, server.model, args, rows)
         if args.questions:
             await _questions(server.base_url, server.model, args, rows)
+        if args.cache_probe:
+            await _cache_probe(server.base_url, server.model, args)
     _totals(rows)
 
 
@@ -255,6 +278,7 @@ def main() -> None:
     parser.add_argument("--llm-url", help="a running OpenAI-compatible server (…/v1)")
     parser.add_argument("--suites", nargs="*", default=["tool_selection", "task_completion"])
     parser.add_argument("--no-questions", dest="questions", action="store_false")
+    parser.add_argument("--cache-probe", action="store_true", help="also the prompt cache")
     parser.add_argument("--limit", type=int, default=0, help="at most N cases of each set")
     parser.add_argument("--max-tokens", type=int, default=800, help="MAX_ANSWER_TOKENS")
     asyncio.run(_main(parser.parse_args()))
