@@ -178,7 +178,12 @@ async def _suites(url: str, model: str, args: argparse.Namespace, rows: list[Row
                 if case.observation is not None:
                     seen, seconds = case.observation, case.seconds
                     row = await _row(
-                        lore, suite, case.case_id, seen, seconds, messages[case.case_id]
+                        lore,
+                        suite,
+                        case.case_id,
+                        seen,
+                        seconds=seconds,
+                        question=messages[case.case_id],
                     )
                     rows.append(row)
                     _print(row)
