@@ -20,6 +20,7 @@ from bot.replies import Message, Rich, bold, rich
 from graphs.guards.doors import Door
 from graphs.ingest.formats import ExtractedText
 from graphs.ingest.state import IngestOutcome, IngestResult, chunks_text
+from storage.documents import DocumentRecord, SourceType
 
 __all__ = [
     "RECEIVED",
@@ -30,6 +31,7 @@ __all__ = [
     "chunks_text",
     "forwarded",
     "is_link",
+    "kind_icon",
     "saved_message",
     "too_big",
 ]
@@ -98,6 +100,29 @@ class IncomingSource:
             title = self.title or caption_title(self.caption, name)
             return Source(data=data, file_name=name, title=title, read=self.read)
         return Source(text=self.text, url=self.url, title=self.title)
+
+
+_KIND_ICONS = {
+    "audio": "🎙",
+    "image": "🖼",
+    "pdf": "📄",
+    "docx": "📄",
+    "csv": "📊",
+    "xlsx": "📊",
+    "pptx": "📽",
+    "email": "✉️",
+    "html": "🌐",
+}
+
+
+def kind_icon(document: DocumentRecord) -> str:
+    """The icon `/sources` shows before a document: what kind of source it is (a recording,
+    a picture, a PDF, a table, a deck, an e-mail, a page, a note, a text file)."""
+    if document.source_type is SourceType.NOTE:
+        return "📝"
+    if document.source_type is SourceType.URL:
+        return _KIND_ICONS.get(document.format, "🔗")
+    return _KIND_ICONS.get(document.format, "📄")
 
 
 def caption_title(caption: str | None, file_name: str) -> str | None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from adapters.console import ConsoleChat
 from bot.app import Lore, open_lore
 from bot.errors import IngestRefusedError
 from bot.sources import Source
@@ -101,3 +102,22 @@ async def test_a_speech_model_file_that_differs_stops_transcription_naming_it(
         changed.write(" ")
     with pytest.raises(SpeechModelError, match=r"config\.json has SHA-256 .*delete .* to rebuild"):
         await ensure_speech_model(tmp_path / "models", "whisper-tiny.en")
+
+
+async def test_the_terminals_ingest_reads_a_recording_and_a_question_cites_it(
+    lore: Lore, tmp_path: Path
+) -> None:
+    recording = tmp_path / "printer.mp3"
+    recording.write_bytes((SPEECH / "printer.mp3").read_bytes())
+    shown: list[str] = []
+
+    async def no_input(_prompt: str) -> str | None:
+        return None
+
+    chat = ConsoleChat(lore.bot, read_line=no_input, write=shown.append, interactive=False)
+    await chat.handle(f"/ingest --shared {recording}")
+    assert "✅ Saved: The printer on the second floor takes the black toner" in "".join(shown)
+    shown.clear()
+    await chat.handle("Which toner does the printer on the second floor take?")
+    assert "black toner" in "".join(shown)
+    assert ", at 0:00 - " in "".join(shown)  # the source line says where in the recording

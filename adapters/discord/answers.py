@@ -2,11 +2,13 @@
 one message edited at most about once a second, with the typing indicator while the agent
 works; in a server the bot answers in a thread it opens on the question (or the thread it was
 asked in) and posts only the verified final answer. Then the cited answer with 👍/👎. What to
-show when is the `bot.turn_view.TurnView`'s decision."""
+show when is the `bot.turn_view.TurnView`'s decision. A voice message's events (`bot.hear`)
+are shown the same way (`adapters.discord.voice_chat`)."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
 
 import discord
 
@@ -15,10 +17,10 @@ from adapters.discord.config import PLATFORM
 from adapters.discord.context import EdgeContext, identity_of, send
 from adapters.discord.markdown import escape, render_final
 from adapters.discord.streaming import LiveReply, typing
-from bot.events import ChatRef
+from bot.events import ChatEvent, ChatRef
 from bot.turn_view import TurnView
 
-__all__ = ["answer_question", "thread_target"]
+__all__ = ["answer_events", "answer_question", "live_reply", "thread_target"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,32 +57,58 @@ def thread_target(message: discord.Message, title: str) -> _ThreadTarget:
 
 async def answer_question(edge: EdgeContext, message: discord.Message, text: str) -> None:
     """Answer `text` (already stripped of the bot's mention) where it was asked."""
+    chat, reply = live_reply(edge, message, text)
+    events = edge.bot.handle_message(identity_of(message.author), chat, text)
+    await answer_events(message, chat, reply, events, asked=text)
+
+
+def live_reply(
+    edge: EdgeContext, message: discord.Message, title: str
+) -> tuple[ChatRef, LiveReply]:
+    """Where the answer to `message` goes (in a server, a thread named `title`), and the
+    reply that will hold it."""
     channel = message.channel
     if message.guild is None:
-        chat = ChatRef(PLATFORM, str(channel.id))
 
         async def here() -> discord.abc.Messageable:
             return channel
 
         reply = LiveReply(here, interval=edge.config.stream_interval)
-    else:
-        target = thread_target(message, text)
-        chat = target.chat
-        reply = LiveReply(target, interval=edge.config.stream_interval)
+        return ChatRef(PLATFORM, str(channel.id)), reply
+    target = thread_target(message, title)
+    return target.chat, LiveReply(target, interval=edge.config.stream_interval)
+
+
+async def answer_events(
+    message: discord.Message,
+    chat: ChatRef,
+    reply: LiveReply,
+    events: AsyncIterator[ChatEvent],
+    *,
+    asked: str = "",
+) -> None:
+    """Show a turn's events (a message's, or a voice message's) as they come, then the final
+    cited answer in `reply`."""
+    channel = message.channel
     view = TurnView(chat)
     async with typing(channel):
-        async for event in edge.bot.handle_message(identity_of(message.author), chat, text):
+        async for event in events:
             view.add(event)
             preview = view.preview()
             if preview is not None:
                 await reply.update(preview)
     if view.done is not None and view.done.turn_id == "":
-        # Refused before any turn began (a stranger): one plain message, no thread, no buttons.
-        await send(channel, escape(view.final().text), reference=message)
+        # No turn (a stranger refused, a spoken note kept): its text as it is, no buttons; a
+        # voice message's in its reply (which showed it being heard), else one plain message.
+        text = escape(view.final().text)
+        if view.heard is not None or view.listening is not None:
+            await reply.finish([text])
+        else:
+            await send(channel, text, reference=message)
         return
     final = view.final()
     turn = final.feedback_turn
-    await reply.finish(render_final(final, text), feedback_view(turn) if turn else None)
+    await reply.finish(render_final(final, asked), feedback_view(turn) if turn else None)
     if view.done is not None:
         logger.info(
             "Discord turn %s in %s: %s, %d ms",

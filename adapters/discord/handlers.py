@@ -1,7 +1,7 @@
 """Routing of incoming Discord messages: `/lore …` typed as text to the `bot/` registry,
-attachments and lone links to save, questions to answer; in a server only what mentions the
-bot or replies to it. Each message is handled once (a copy redelivered after a gateway
-RESUME is skipped) and errors end politely here."""
+voice messages to the `Bot`'s voice rules, attachments and lone links to save, questions to
+answer; in a server only what mentions the bot or replies to it. Each message is handled once
+(a copy redelivered after a gateway RESUME is skipped) and errors end politely here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from adapters.discord.context import EdgeContext, addressed_text, chat_of, ident
 from adapters.discord.ingest_chat import offer_source, source_of
 from adapters.discord.markdown import escape
 from adapters.discord.replies import send_reply
+from adapters.discord.voice_chat import hear_voice, voice_of
 from bot.errors import LoreError
 
 __all__ = ["MessageHandler", "text_command"]
@@ -64,8 +65,12 @@ class MessageHandler:
 
     async def _route(self, message: discord.Message, me: discord.ClientUser) -> None:
         text = message.content.strip()
+        addressed = addressed_text(message, me) if message.guild is not None else None
+        voice = voice_of(message, addressed=message.guild is None or addressed is not None)
+        if voice is not None:
+            await hear_voice(self._edge, message, voice)  # the `Bot` decides, in servers too
+            return
         if message.guild is not None:
-            addressed = addressed_text(message, me)
             if addressed is None:
                 return
             text = addressed

@@ -14,11 +14,13 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import PurePath
 from typing import Any
 
 from adapters.slack.config import PLATFORM
 from bot.events import ChatRef
 from bot.sources import IncomingSource, forwarded, is_link
+from bot.voice import IncomingVoice
 
 __all__ = [
     "SlackMessage",
@@ -26,6 +28,7 @@ __all__ = [
     "message_of",
     "plain_words",
     "sources_of",
+    "voice_of",
 ]
 
 _ANGLE = re.compile(r"<([^<>]*)>")
@@ -125,12 +128,40 @@ def message_of(
     )
 
 
+_CLIPS = frozenset({"slack_audio", "slack_video"})  # recorded in Slack's message box
+
+
+def _usable(item: Any) -> bool:
+    return (
+        isinstance(item, Mapping)
+        and bool(item.get("id"))
+        and item.get("mode") not in {"tombstone", "hidden_by_limit", "external"}
+    )
+
+
+def voice_of(message: SlackMessage) -> IncomingVoice | None:
+    """The audio or video clip a message carries (recorded in Slack, not an uploaded file),
+    if any: a voice message, addressed to Lore since it came in a direct message or with a
+    mention. Slack names every clip alike, so it is named after its file id."""
+    for item in message.raw.get("files") or []:
+        if _usable(item) and item.get("subtype") in _CLIPS:
+            suffix = PurePath(str(item.get("name") or "clip.m4a")).suffix or ".m4a"
+            size, duration = item.get("size"), item.get("duration_ms")
+            return IncomingVoice(
+                file_ref=str(item["id"]),
+                file_name=f"voice-{item['id']}{suffix}",
+                size=int(size) if isinstance(size, int | float) else None,
+                seconds=duration / 1000 if isinstance(duration, int | float) else None,
+                caption=message.text or None,
+                addressed=True,
+            )
+    return None
+
+
 def _files(event: Mapping[str, Any], caption: str) -> list[IncomingSource]:
     sources = []
     for item in event.get("files") or []:
-        if not isinstance(item, Mapping) or not item.get("id"):
-            continue
-        if item.get("mode") in {"tombstone", "hidden_by_limit", "external"}:
+        if not _usable(item) or item.get("subtype") in _CLIPS:
             continue
         size = item.get("size")
         sources.append(

@@ -52,6 +52,9 @@ class Capabilities:
         self.status = status
 
 
+_STATUS_ICONS = ("⏳", "🎙")  # a preview that says what is happening: edited, never streamed
+
+
 class LiveAnswer:
     """One answer in a direct message, at `place` (where the question was): a stream (or an
     edited message) while it is written, then the final mrkdwn parts with buttons under the
@@ -78,13 +81,14 @@ class LiveAnswer:
         self._message_ts: str | None = None
         self._status_shown = False
 
-    async def status(self, text: str) -> None:
-        """What the agent is doing (a tool runs): the assistant status in a thread where Slack
-        has it, else a "⏳" preview while no answer text is shown yet."""
+    async def status(self, text: str, *, icon: str = "⏳") -> None:
+        """What the agent is doing (a tool runs, a voice clip is transcribed): the assistant
+        status in a thread where Slack has it, else a preview led by `icon` while no answer
+        text is shown yet."""
         if self._place.thread and self._caps.status and await self._set_status(text):
             return
         if not self._streams and not self._streamed:
-            await self._throttle.push(escape(f"⏳ {text}"))
+            await self._throttle.push(escape(f"{icon} {text}".strip()))
 
     @property
     def _streams(self) -> bool:
@@ -115,7 +119,7 @@ class LiveAnswer:
         return True
 
     async def _show(self, text: str) -> None:
-        if not self._streams or text.startswith("⏳"):
+        if not self._streams or text.startswith(_STATUS_ICONS):
             await self._edit(text)
         elif self._stream_ts is None:
             await self._start(text)

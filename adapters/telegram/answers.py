@@ -1,10 +1,13 @@
 """A question in a chat becomes a `Bot` turn whose events stream back: in private chats a
 preview while the answer is written, in groups only the typing action; then the final cited
-HTML with 👍/👎 buttons. What to show when is the `bot.turn_view.TurnView`'s decision."""
+HTML with 👍/👎 buttons. What to show when is the `bot.turn_view.TurnView`'s decision. A voice
+message's events (`bot.hear`) are shown the same way (`adapters.telegram.voice_chat`)."""
 
 from __future__ import annotations
 
+import html
 import logging
+from collections.abc import AsyncIterator
 
 from telegram import Message
 
@@ -12,9 +15,11 @@ from adapters.telegram.buttons import feedback_keyboard
 from adapters.telegram.context import EdgeContext, chat_ref, identity_of
 from adapters.telegram.rendering import render_final, split_html
 from adapters.telegram.streaming import LiveReply, typing_action
+from bot.events import ChatEvent, ChatRef
 from bot.turn_view import TurnView
 
-__all__ = ["answer_question"]
+__all__ = ["answer_events", "answer_question", "live_reply"]
+
 
 logger = logging.getLogger(__name__)
 
@@ -25,9 +30,14 @@ async def answer_question(edge: EdgeContext, message: Message, text: str) -> Non
     if sender is None:
         return
     chat = chat_ref(message.chat, message)
-    bot = message.get_bot()
-    reply = LiveReply(
-        bot,
+    events = edge.bot.handle_message(identity_of(sender), chat, text)
+    await answer_events(edge, message, chat, live_reply(edge, message, chat), events)
+
+
+def live_reply(edge: EdgeContext, message: Message, chat: ChatRef) -> LiveReply:
+    """The reply that will hold the answer to `message`, previewed while it is written."""
+    return LiveReply(
+        message.get_bot(),
         message.chat_id,
         private=not chat.is_group,
         drafts=edge.drafts,
@@ -35,18 +45,31 @@ async def answer_question(edge: EdgeContext, message: Message, text: str) -> Non
         reply_to=message.message_id if chat.is_group else None,
         thread=message.message_thread_id if message.is_topic_message else None,
     )
+
+
+async def answer_events(
+    edge: EdgeContext,
+    message: Message,
+    chat: ChatRef,
+    reply: LiveReply,
+    events: AsyncIterator[ChatEvent],
+) -> None:
+    """Show a turn's events (a message's, or a voice message's) as they come, then the final
+    cited answer in `reply`."""
+    bot = message.get_bot()
     view = TurnView(chat)
     async with typing_action(bot, message.chat_id, delay=edge.config.typing_delay):
-        async for event in edge.bot.handle_message(identity_of(sender), chat, text):
+        async for event in events:
             view.add(event)
             preview = view.preview()
             if preview is not None:
                 await reply.update(preview)
-    if view.done is not None and view.done.turn_id == "":
-        # Refused before any turn began (a stranger): one plain message, no buttons.
-        await bot.send_message(message.chat_id, view.final().text)
-        return
     final = view.final()
+    if view.done is not None and view.done.turn_id == "":
+        # No turn (a stranger refused, a note kept): its text as it is, no buttons, in the
+        # message that showed the preview if there was one.
+        await reply.finish(split_html(html.escape(final.text, quote=False)))
+        return
     turn = final.feedback_turn
     await reply.finish(split_html(render_final(final)), feedback_keyboard(turn) if turn else None)
     if view.done is not None:

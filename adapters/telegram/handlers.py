@@ -1,6 +1,6 @@
-"""Routing of incoming Telegram updates: commands to the `bot/` registry, sources to save,
-questions to answer, button taps; in group chats only what mentions or replies to the bot.
-Errors end politely here."""
+"""Routing of incoming Telegram updates: commands to the `bot/` registry, voice notes to the
+`Bot`'s voice rules, sources to save, questions to answer, button taps; in group chats only
+what mentions or replies to the bot. Errors end politely here."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from adapters.telegram.callbacks import handle_tap
 from adapters.telegram.context import EdgeContext, addressed_text, chat_ref, identity_of
 from adapters.telegram.ingest_chat import offer_source, source_of
 from adapters.telegram.replies import send_reply
+from adapters.telegram.voice_chat import hear_voice, voice_of
 from bot.errors import LoreError
 
 __all__ = ["Handlers"]
@@ -54,8 +55,13 @@ class Handlers:
         if command is not None:
             await self._command(message, sender, *command)
             return
-        if message.chat.type != Chat.PRIVATE:
-            addressed = addressed_text(message, me.username, me.id)
+        private = message.chat.type == Chat.PRIVATE
+        addressed = None if private else addressed_text(message, me.username, me.id)
+        voice = voice_of(message, addressed=private or addressed is not None)
+        if voice is not None:
+            await hear_voice(self._edge, message, voice)  # the `Bot` decides, in groups too
+            return
+        if not private:
             if addressed is None:
                 return
             text = addressed

@@ -26,7 +26,7 @@ from bot.replies import Message as LoreMessage
 from bot.replies import rich
 from bot.sources import RECEIVED, IncomingSource, forwarded, is_link, too_big
 
-__all__ = ["describe_origin", "offer_source", "save_source", "source_of"]
+__all__ = ["describe_origin", "download", "offer_source", "save_source", "source_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +45,9 @@ def describe_origin(origin: MessageOrigin) -> str:
 
 
 def source_of(message: Message, text: str | None) -> IncomingSource | None:
-    """The source a message carries (a document with its caption, forwarded text, or a lone
-    link), if any."""
+    """The source a message carries (a document, a photo or an audio file with its caption,
+    forwarded text, or a lone link), if any. A photo and an audio file without a name are
+    named after Telegram's unique id of the file, so that each is a source of its own."""
     if message.document is not None:
         document = message.document
         return IncomingSource(
@@ -55,12 +56,26 @@ def source_of(message: Message, text: str | None) -> IncomingSource | None:
             size=document.file_size,
             caption=text or None,
         )
+    if message.photo:
+        photo = message.photo[-1]  # the largest size Telegram keeps
+        name = f"photo-{photo.file_unique_id}.jpg"
+        return IncomingSource(photo.file_id, name, photo.file_size, caption=text or None)
+    if message.audio is not None:
+        audio = message.audio
+        name = audio.file_name or f"audio-{audio.file_unique_id}.{_suffix(audio.mime_type)}"
+        return IncomingSource(audio.file_id, name, audio.file_size, caption=text or None)
     if message.forward_origin is not None and text:
         origin = message.forward_origin
         return forwarded(describe_origin(origin), origin.date, text)
     if text and is_link(text):
         return IncomingSource(url=text.strip())
     return None
+
+
+def _suffix(mime_type: str | None) -> str:
+    """A file suffix for an audio file Telegram sent without a name."""
+    known = {"audio/mpeg": "mp3", "audio/mp4": "m4a", "audio/ogg": "ogg", "audio/x-wav": "wav"}
+    return known.get(mime_type or "", "mp3")
 
 
 async def offer_source(edge: EdgeContext, message: Message, source: IncomingSource) -> None:
@@ -84,15 +99,12 @@ async def offer_source(edge: EdgeContext, message: Message, source: IncomingSour
     await save_source(edge, identity, status, source, shared=False)
 
 
-async def _download(
-    edge: EdgeContext, telegram: TelegramBot, status: StatusMessage, source: IncomingSource
-) -> bytes | str:
-    """The file's bytes, or why there are none. The size getFile reports is checked first,
+async def download(edge: EdgeContext, telegram: TelegramBot, file_ref: str) -> bytes | str:
+    """A file's bytes, or why there are none. The size getFile reports is checked first,
     and the download is capped while it streams, whatever that size said."""
-    status.set(f"📥 Downloading {source.file_name}…")
     limit = edge.config.download_limit
     try:
-        file = await telegram.get_file(source.file_ref or "")
+        file = await telegram.get_file(file_ref)
     except TelegramError as exc:
         logger.info("Download failed: %s", exc)
         return DOWNLOAD_FAILED
@@ -129,7 +141,8 @@ async def save_source(
     """Download a file if there is one, save through the `Bot`, keep `status` up to date."""
     data: bytes | None = None
     if source.file_ref is not None:
-        downloaded = await _download(edge, status.bot, status, source)
+        status.set(f"📥 Downloading {source.file_name}…")
+        downloaded = await download(edge, status.bot, source.file_ref)
         if isinstance(downloaded, str):
             await status.done(render_rich(rich(downloaded)), html=True)
             return

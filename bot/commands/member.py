@@ -19,7 +19,7 @@ from bot.replies import (
     plain,
     rich,
 )
-from bot.sources import note
+from bot.sources import kind_icon, note
 from storage.documents import DocumentRecord
 from storage.users import Role
 
@@ -90,7 +90,12 @@ def _listed(document: DocumentRecord) -> Rich:
         else plain(document.title)
     )
     return rich(
-        "\n", code(document.handle), " ", label, " ", italic(f"({document.created_at[:10]})")
+        f"\n{kind_icon(document)} ",
+        code(document.handle),
+        " ",
+        label,
+        " ",
+        italic(f"({document.created_at[:10]})"),
     )
 
 

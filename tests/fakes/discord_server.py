@@ -178,6 +178,18 @@ class FakeDiscord:
             "content_type": "application/octet-stream",
         }
 
+    def voice_attachment(self, data: bytes, *, seconds: float) -> dict[str, Any]:
+        """The attachment of a voice message (Discord names them all `voice-message.ogg`; its
+        `duration_secs` and `waveform` say what it is)."""
+        attachment = self.attachment(f"voice-{self.ids()}.ogg", data)
+        return {
+            **attachment,
+            "filename": "voice-message.ogg",
+            "content_type": "audio/ogg",
+            "duration_secs": seconds,
+            "waveform": "AAAA",
+        }
+
     def _channel_of(self, channel_id: int) -> dict[str, Any]:
         if channel_id in self._dms.values():
             return {"id": str(channel_id), "type": 1}

@@ -8,7 +8,8 @@
 
 Every Bot API call is recorded (`calls`) with its parameters (JSON-valued ones decoded).
 Messages get ids per chat; `getUpdates` long-polls until an update is queued; files
-registered with `add_file` are served by `getFile` and the download route; `fail_next`
+registered with `add_file` (or sent with `voice` and `photo`) are served by `getFile` and the
+download route; `fail_next`
 answers a method's next call with an error such as a 429 with `retry_after`; `disable`
 makes a method unknown (an older or self-hosted Bot API). HTTP/1.1 with keep-alive.
 """
@@ -181,6 +182,45 @@ class FakeTelegram:
                 command = text.split()[0]
                 message["entities"] = [{"type": "bot_command", "offset": 0, "length": len(command)}]
         return {"update_id": self.next_update_id(), "message": message}
+
+    def voice(
+        self,
+        user: TgUser,
+        data: bytes,
+        *,
+        seconds: int,
+        kind: str = "voice",
+        chat: TgChat | None = None,
+        **extra: Any,
+    ) -> dict[str, Any]:
+        """An update carrying a voice note (`kind` "voice"), a round video note ("video_note")
+        or an audio file ("audio") whose bytes `getFile` and the download serve; `seconds` is
+        the duration Telegram announces (it may lie)."""
+        file_id = f"{kind}-{self.next_update_id()}"
+        self.add_file(file_id, data, f"{kind}/{file_id}.{'mp4' if kind == 'video_note' else 'ogg'}")
+        recording = {
+            "file_id": file_id,
+            "file_unique_id": f"u{file_id}",
+            "duration": seconds,
+            "file_size": len(data),
+            **({"length": 240} if kind == "video_note" else {"mime_type": "audio/ogg"}),
+        }
+        return self.message(user, chat=chat, **{kind: recording}, **extra)
+
+    def photo(
+        self, user: TgUser, data: bytes, *, chat: TgChat | None = None, **extra: Any
+    ) -> dict[str, Any]:
+        """An update carrying a photo in the sizes Telegram keeps (a thumbnail and the JPEG
+        itself, whose bytes `getFile` and the download serve)."""
+        file_id = f"photo-{self.next_update_id()}"
+        self.add_file(file_id, data, f"photos/{file_id}.jpg")
+        sizes = [
+            {"file_id": f"{file_id}-s", "file_unique_id": f"u{file_id}-s", "width": 90,
+             "height": 60, "file_size": 1000},
+            {"file_id": file_id, "file_unique_id": f"u{file_id}", "width": 1280, "height": 960,
+             "file_size": len(data)},
+        ]  # fmt: skip
+        return self.message(user, chat=chat, photo=sizes, **extra)
 
     def callback(self, user: TgUser, call: ApiCall, data: str) -> dict[str, Any]:
         """An update for `user` tapping the button with `data` under the message `call` sent."""
