@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 import qdrant_edge as qe
 
-from storage.edge_store import EdgeVectorStore, edge_config
+from storage.edge_requests import edge_config
+from storage.edge_store import EdgeVectorStore
 from storage.vectors import DENSE, CollectionSpec, VectorPoint
 
 DIM = 384

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from storage.edge_store import edge_config, spec_from_json
+from storage.edge_requests import edge_config, spec_from_json
 
 __all__ = ["build_index", "main"]
 
