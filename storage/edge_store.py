@@ -58,12 +58,11 @@ from storage.vectors import (
     SPARSE,
     CollectionSpec,
     Condition,
-    FieldMatch,
     ScoredPoint,
     SparseVector,
-    TenantFilterMissingError,
     VectorPoint,
     VectorStoreError,
+    require_tenant_match,
 )
 
 __all__ = ["EdgeVectorStore", "StoreLockedError"]
@@ -168,7 +167,7 @@ class EdgeVectorStore:
     ) -> list[ScoredPoint]:
         """Dense search, or dense + sparse prefetches fused with RRF when `sparse` is given."""
         shard = self._shard(collection)
-        _require_tenant_match(shard.spec, conditions)
+        require_tenant_match(shard.spec, conditions)
         request = query_request(dense, sparse, limit, conditions)
         hits = await shard.use("search", lambda engine: engine.query(request))
         return [scored(hit, with_dense=False) for hit in hits]
@@ -184,7 +183,7 @@ class EdgeVectorStore:
     ) -> list[ScoredPoint]:
         """Sparse search alone, best BM25 score (with IDF) first."""
         shard = self._shard(collection)
-        _require_tenant_match(shard.spec, conditions)
+        require_tenant_match(shard.spec, conditions)
         request = qe.QueryRequest(
             limit=limit,
             query=qe.Query.Nearest(to_edge_sparse(sparse), using=SPARSE),
@@ -290,16 +289,6 @@ class EdgeVectorStore:
                 f"collection {collection!r} is not open: call ensure_collection first"
             )
         return shard
-
-
-def _require_tenant_match(spec: CollectionSpec, conditions: Sequence[Condition]) -> None:
-    tenant = spec.tenant_field
-    if tenant is None:
-        return
-    if not any(isinstance(c, FieldMatch) and c.field == tenant for c in conditions):
-        raise TenantFilterMissingError(
-            f"search on {spec.name!r} must match on its tenant field {tenant!r}"
-        )
 
 
 def _model_changed(collection: str, dense_size: int) -> VectorStoreError:

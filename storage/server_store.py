@@ -14,25 +14,23 @@ import logging
 import math
 from collections.abc import Awaitable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from qdrant_client import AsyncQdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from storage.ids import PointId
+from storage.server_requests import prefetches, scored, to_filter, to_point_struct, wanted_indexes
 from storage.vectors import (
     DENSE,
     SPARSE,
     CollectionSpec,
     Condition,
-    FieldMatch,
-    IntRange,
-    PayloadValue,
     ScoredPoint,
     SparseVector,
-    TenantFilterMissingError,
     VectorPoint,
     VectorStoreError,
+    require_tenant_match,
 )
 
 __all__ = ["ServerVectorStore"]
@@ -90,7 +88,7 @@ class ServerVectorStore:
         info = await self._call(name, "ensure_collection", self._client.get_collection(name))
         _check_dense_size(spec, info)
         present = set(info.payload_schema or {})
-        for field_name, schema in _wanted_indexes(spec):
+        for field_name, schema in wanted_indexes(spec):
             if field_name in present:
                 continue
             await self._call(
@@ -114,7 +112,7 @@ class ServerVectorStore:
         if not points:
             return
         self._spec(collection)
-        structs = [_to_point_struct(p) for p in points]
+        structs = [to_point_struct(p) for p in points]
         await self._call(
             collection, "upsert", self._client.upsert(collection, points=structs, wait=True)
         )
@@ -136,7 +134,7 @@ class ServerVectorStore:
         if not conditions:
             raise VectorStoreError(f"delete_where on {collection!r} needs at least one condition")
         self._spec(collection)
-        selector = models.FilterSelector(filter=_to_filter(conditions))
+        selector = models.FilterSelector(filter=to_filter(conditions))
         await self._call(
             collection,
             "delete_where",
@@ -153,8 +151,8 @@ class ServerVectorStore:
         conditions: Sequence[Condition] = (),
     ) -> list[ScoredPoint]:
         """Dense search, or dense + sparse prefetches fused with RRF when `sparse` is given."""
-        _require_tenant_match(self._spec(collection), conditions)
-        query_filter = _to_filter(conditions) if conditions else None
+        require_tenant_match(self._spec(collection), conditions)
+        query_filter = to_filter(conditions) if conditions else None
         if sparse is None:
             request = self._client.query_points(
                 collection,
@@ -167,14 +165,14 @@ class ServerVectorStore:
         else:
             request = self._client.query_points(
                 collection,
-                prefetch=_prefetches(dense, sparse, limit, query_filter),
+                prefetch=prefetches(dense, sparse, limit, query_filter),
                 query=models.RrfQuery(rrf=models.Rrf(k=RRF_K)),
                 query_filter=query_filter,
                 limit=limit,
                 with_payload=True,
             )
         response = await self._call(collection, "search", request)
-        return [_scored(hit) for hit in response.points]
+        return [scored(hit) for hit in response.points]
 
     async def search_lexical(
         self,
@@ -186,23 +184,23 @@ class ServerVectorStore:
         with_dense: bool = False,
     ) -> list[ScoredPoint]:
         """Sparse search alone, best BM25 score (with IDF) first."""
-        _require_tenant_match(self._spec(collection), conditions)
+        require_tenant_match(self._spec(collection), conditions)
         request = self._client.query_points(
             collection,
             query=models.SparseVector(indices=list(sparse.indices), values=list(sparse.values)),
             using=SPARSE,
-            query_filter=_to_filter(conditions) if conditions else None,
+            query_filter=to_filter(conditions) if conditions else None,
             limit=limit,
             with_payload=True,
             with_vectors=[DENSE] if with_dense else False,
         )
         response = await self._call(collection, "search_lexical", request)
-        return [_scored(hit) for hit in response.points]
+        return [scored(hit) for hit in response.points]
 
     async def count(self, collection: str, conditions: Sequence[Condition] = ()) -> int:
         """Exact number of points matching all conditions."""
         self._spec(collection)
-        count_filter = _to_filter(conditions) if conditions else None
+        count_filter = to_filter(conditions) if conditions else None
         result = await self._call(
             collection,
             "count",
@@ -317,88 +315,3 @@ def _check_dense_size(spec: CollectionSpec, info: models.CollectionInfo) -> None
             " the embedding model changed, so the collection must be rebuilt"
             " (re-index its documents)"
         )
-
-
-def _require_tenant_match(spec: CollectionSpec, conditions: Sequence[Condition]) -> None:
-    tenant = spec.tenant_field
-    if tenant is None:
-        return
-    if not any(isinstance(c, FieldMatch) and c.field == tenant for c in conditions):
-        raise TenantFilterMissingError(
-            f"search on {spec.name!r} must match on its tenant field {tenant!r}"
-        )
-
-
-_IndexParams = models.KeywordIndexParams | models.IntegerIndexParams
-
-
-def _wanted_indexes(spec: CollectionSpec) -> list[tuple[str, _IndexParams]]:
-    wanted: list[tuple[str, _IndexParams]] = []
-    if spec.tenant_field is not None:
-        wanted.append(
-            (
-                spec.tenant_field,
-                models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True),
-            )
-        )
-    wanted.extend(
-        (f, models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD))
-        for f in spec.keyword_fields
-    )
-    wanted.extend(
-        (
-            f,
-            models.IntegerIndexParams(
-                type=models.IntegerIndexType.INTEGER, lookup=True, range=True
-            ),
-        )
-        for f in spec.integer_fields
-    )
-    return wanted
-
-
-def _to_point_struct(point: VectorPoint) -> models.PointStruct:
-    vector: dict[str, Any] = {DENSE: list(point.dense)}
-    if point.sparse is not None:
-        vector[SPARSE] = models.SparseVector(
-            indices=list(point.sparse.indices), values=list(point.sparse.values)
-        )
-    return models.PointStruct(id=point.id, vector=vector, payload=dict(point.payload))
-
-
-def _to_filter(conditions: Sequence[Condition]) -> models.Filter:
-    must: list[models.Condition] = []
-    for condition in conditions:
-        if isinstance(condition, FieldMatch):
-            match = models.MatchValue(value=condition.value)
-            must.append(models.FieldCondition(key=condition.field, match=match))
-        elif isinstance(condition, IntRange):
-            bounds = models.Range(gte=condition.gte, lte=condition.lte)
-            must.append(models.FieldCondition(key=condition.field, range=bounds))
-        else:
-            raise TypeError(f"unknown condition {condition!r}")
-    return models.Filter(must=must)
-
-
-def _prefetches(
-    dense: Sequence[float],
-    sparse: SparseVector,
-    limit: int,
-    query_filter: models.Filter | None,
-) -> list[models.Prefetch]:
-    depth = max(limit * 4, 20)
-    lexical = models.SparseVector(indices=list(sparse.indices), values=list(sparse.values))
-    return [
-        models.Prefetch(query=list(dense), using=DENSE, filter=query_filter, limit=depth),
-        models.Prefetch(query=lexical, using=SPARSE, filter=query_filter, limit=depth),
-    ]
-
-
-def _scored(hit: models.ScoredPoint) -> ScoredPoint:
-    vector = hit.vector.get(DENSE) if isinstance(hit.vector, dict) else None
-    return ScoredPoint(
-        id=PointId(str(hit.id)),
-        score=hit.score,
-        payload=cast("dict[str, PayloadValue]", dict(hit.payload or {})),
-        dense=cast("list[float]", vector) if isinstance(vector, list) else None,
-    )

@@ -29,6 +29,7 @@ __all__ = [
     "VectorPoint",
     "VectorStore",
     "VectorStoreError",
+    "require_tenant_match",
 ]
 
 DENSE = "dense"
@@ -173,3 +174,14 @@ class VectorStore(Protocol):
 
     async def close(self) -> None:
         """Flush and release the engine."""
+
+
+def require_tenant_match(spec: CollectionSpec, conditions: Sequence[Condition]) -> None:
+    """Refuse a search of a tenant collection that does not match on its tenant field."""
+    tenant = spec.tenant_field
+    if tenant is None:
+        return
+    if not any(isinstance(c, FieldMatch) and c.field == tenant for c in conditions):
+        raise TenantFilterMissingError(
+            f"search on {spec.name!r} must match on its tenant field {tenant!r}"
+        )
