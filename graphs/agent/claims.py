@@ -10,15 +10,17 @@ citation written after the full stop ("It opens at 8. [1]") stays with its sente
 
 - `cites`: the source numbers it cites (`[2]`, `[1][3]`; `[pinned]` is 0);
 - `stems`: its content words as stems, without those that only frame an answer
-  ("according", "source", "found", "hello", "help" ...: `FRAMING`);
+  ("according", "source", "found", "hello", "help" ...: `FRAMING`; "gerne", "Antwort",
+  "以下是" ... in the other languages, `graphs.agent.claim_words`);
 - `numbers`: every number written in digits ("1.5", "8", "2026-12-07", "08:30"), and
-  `number_words` those written as words ("eight" as ("eight", "8"));
+  `number_words` those written as words ("eight" as ("eight", "8"), "acht", "二楼");
 - `names`: code spans, identifiers (`DATA_DIR`, `lore-backup.py`, `docs/faq.md`), words in
   capitals (`API`) and capitalised words inside the sentence (`Paris`, `Telegram`);
 - `negated`: whether it says no, not, never, without ...;
 - `kind`: `chat` (a question back, a greeting, thanks, "here is what I found", a "could not
-  find" refusal: nothing a source must hold), `markup` (tool-call or template markup, JSON),
-  or `claim` (everything else: it states something).
+  find" refusal, in English or the question's language: nothing a source must hold),
+  `markup` (tool-call or template markup, JSON), or `claim` (everything else: it states
+  something).
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from enum import StrEnum
 from typing import Final
 
 from graphs.agent.answer_markup import looks_like_markup
-from graphs.llm.offline_stems import content_stems
+from graphs.agent.claim_words import (
+    ENGLISH_NUMBER_WORDS,
+    claim_stems,
+    framing_stems,
+    is_framing_name,
+    number_words,
+    says_not_found,
+)
 
 __all__ = [
     "FRAMING",
@@ -50,6 +59,8 @@ _FENCE: Final = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
 _LINE_MARK: Final = re.compile(r"^[ \t]*(?:#{1,6}[ \t]+|[-*+•][ \t]+|\d{1,3}[.)][ \t]+|>[ \t]*)?")
 _SENTENCE_END: Final = re.compile(
     r"[.!?]+(?:[\"\u201d\u2019)\]]*)(?:\s*\[(?:\d{1,3}|pinned)\])*(?=\s|$)"
+    # Chinese and Japanese end a sentence with full-width marks and no space after them.
+    r"|[\u3002\uff01\uff1f]+(?:[\u300d\u300f\u201d\uff09]*)(?:\s*\[(?:\d{1,3}|pinned)\])*"
 )
 _NUMBER: Final = re.compile(r"(?<![\w.])\d+(?:[.,:/-]\d+)*(?![\w])")
 _CODE_SPAN: Final = re.compile(r"`([^`\n]+)`")
@@ -62,40 +73,12 @@ _NEGATION: Final = re.compile(
     r"|n't\b|n\u2019t\b",
     re.IGNORECASE,
 )
-_REFUSAL: Final = re.compile(
-    r"\b(?:could ?n[o']t|can ?n[o']t|did ?n[o']t|was ?n[o']t able to|am not able to|unable to)"
-    r" (?:find|locate|see|answer)\b|\bno (?:information|source|mention|answer)\b"
-    r"|\bi (?:don't|do not) know\b",
-    re.IGNORECASE,
-)
-_FRAMING_WORDS: Final = (
-    "according accordingly answer answers anything apologies ask asked asking asks assist "
-    "assistance available based sorry unfortunately "
-    "certainly cite cited citing citation citations course detail details document "
-    "documentation documents else entry excerpt faq feel find finding found further glad "
-    "great happy hello "
-    "help hey hi hope information know knowledge base let look looking mention mentioned "
-    "mentions morning afternoon evening note notes okay passage passages provided "
-    "question questions quote quoted result results say says search searched see shown "
-    "source sources state stated states sure thank thanks today welcome wish"
-)
-#: Stems that only frame an answer; a sentence of nothing else claims nothing.
-FRAMING: Final = frozenset(content_stems(_FRAMING_WORDS))
+#: Stems that only frame an English answer; a sentence of nothing else claims nothing (other
+#: languages: `graphs.agent.claim_words`).
+FRAMING: Final = framing_stems("en")
 _HEDGES: Final = frozenset({"i", "im", "i'm", "you", "me", "here"})
-_UNITS: Final = [
-    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
-    "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
-]  # fmt: skip
-_TENS: Final = ["thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
-#: Numbers written as words ("one" is left out: "one of your notes" is no number).
-NUMBER_WORDS: Final = {
-    **{word: str(value) for value, word in enumerate(_UNITS, start=2)},
-    **{word: str(value) for value, word in zip(range(30, 100, 10), _TENS, strict=True)},
-    "hundred": "100",
-    "thousand": "1000",
-    "million": "1000000",
-}
-_WORDS: Final = re.compile(r"[a-z]+")
+#: Numbers written as English words ("one" is left out: "one of your notes" is no number).
+NUMBER_WORDS: Final = ENGLISH_NUMBER_WORDS
 
 
 class ClaimKind(StrEnum):
@@ -194,11 +177,15 @@ def segments(answer: str) -> list[Segment]:
     return found
 
 
-def _names(text: str) -> set[str]:
+def _names(text: str, language: str) -> set[str]:
     names = {span.strip().casefold() for span in _CODE_SPAN.findall(text)}
     prose = _CODE_SPAN.sub(" ", text)
     names |= {match.group(0).casefold().rstrip("./-") for match in _IDENTIFIER.finditer(prose)}
-    names |= {match.group(1).casefold() for match in _CAPITALISED.finditer(prose)}
+    names |= {
+        match.group(1).casefold()
+        for match in _CAPITALISED.finditer(prose)
+        if not is_framing_name(match.group(1), language)
+    }
     return {name for name in names if name and name not in _HEDGES}
 
 
@@ -207,15 +194,17 @@ def read_claim(text: str, language: str = "en") -> Claim:
     docstring."""
     cites = cited_numbers(text)
     body = without_citations(text).strip()
-    stems = frozenset(content_stems(body, language)) - FRAMING
+    stems = claim_stems(body, language)
     numbers = frozenset(_NUMBER.findall(body))
-    spelled = frozenset(
-        (word, NUMBER_WORDS[word]) for word in _WORDS.findall(body.lower()) if word in NUMBER_WORDS
-    )
-    names = frozenset(_names(body))
+    spelled = number_words(body, language)
+    names = frozenset(_names(body, language))
     if looks_like_markup(body) or body.startswith("```"):
         kind = ClaimKind.MARKUP if not body.startswith("```") else ClaimKind.CLAIM
-    elif body.endswith("?") or _REFUSAL.search(body) or not (stems or numbers or names):
+    elif (
+        body.endswith(("?", "\uff1f"))
+        or says_not_found(body, language)
+        or not (stems or numbers or names)
+    ):
         kind = ClaimKind.CHAT
     else:
         kind = ClaimKind.CLAIM

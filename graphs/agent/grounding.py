@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Final
 
+from graphs.agent.claim_words import spelled_in
 from graphs.agent.claims import (
     PINNED_REF,
     Claim,
@@ -211,7 +212,7 @@ def _numbers_missing(claim: Claim, sources: Sequence[_Source]) -> str:
     missing += [
         word
         for word, digits in claim.number_words
-        if digits not in numbers and re.search(rf"\b{word}\b", flat) is None
+        if digits not in numbers and not spelled_in(word, flat)
     ]
     return "a number not in the sources" if missing else ""
 
