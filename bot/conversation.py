@@ -96,6 +96,7 @@ class Conversations:
             withheld_guard=sensitive.guard,
             withheld_reason=sensitive.reason or "",
             chat_thread=chat.thread,
+            language=self._context.reply_language_of(text),
         )
 
     async def new_conversation(self, user: User, chat: ChatRef) -> None:

@@ -394,6 +394,7 @@ async def open_lore(
             clock=utc_now,
             memory=recall,
             fallback=None if pricing.basis == "offline" else extractive_model(settings),
+            language=settings.language,
         )
         graph = build_agent_graph(checkpointer)
         approvals = Approvals(

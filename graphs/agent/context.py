@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
+from graphs.agent.state import TurnInput
 from graphs.llm.metered import Meter
+from graphs.llm.offline_language import DEFAULT_LANGUAGE, answer_language
 from graphs.llm.types import ChatModel
 from graphs.memory_recall import MemoryRecall
 from graphs.retrieval import Retriever
@@ -75,3 +77,17 @@ class AgentContext:
     # A random marker in the system prompt, new for every process: an answer that contains
     # it has leaked the prompt and is refused at verify (see `graphs.agent.leaks`).
     canary: str = field(default_factory=lambda: f"{CANARY_PREFIX}{secrets.token_hex(8)}")
+    # The bot's `LANGUAGE`: what Lore says of its own (status lines, refusals) is in the
+    # member's language where the question shows it, else in this one.
+    language: str = DEFAULT_LANGUAGE
+
+    def reply_language(self, turn: TurnInput) -> str:
+        """The language of Lore's own words this turn: the one the turn was given, else
+        the question's when it is clear and known, else `language` (as the offline
+        answerer chooses)."""
+        return turn.language or self.reply_language_of(turn.text)
+
+    def reply_language_of(self, question: str) -> str:
+        """The language of Lore's own words for `question`: its own when clear and known,
+        else `language`."""
+        return answer_language(question, self.language)

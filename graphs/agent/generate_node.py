@@ -30,7 +30,7 @@ from graphs.agent.evidence import turn_evidence, turn_language
 from graphs.agent.grounding import ClaimChecker
 from graphs.agent.leak_stream import StreamLeakGuard, turn_leak_check, turn_model_text
 from graphs.agent.model_messages import model_messages
-from graphs.agent.nodes import BUDGET_REFUSALS, Update, timed
+from graphs.agent.nodes import Update, budget_refusal, timed
 from graphs.agent.state import AgentState, TurnUsage
 from graphs.agent.tools import offered_tools
 from graphs.agent.verify import PROMPT_LEAK
@@ -159,7 +159,7 @@ async def _budget_refused(ctx: AgentContext, state: AgentState, exc: BudgetRefus
     )
     if ctx.fallback is not None:
         return {"fallback": exc.reason}
-    return {"refusal": BUDGET_REFUSALS[exc.reason]}
+    return {"refusal": budget_refusal(exc.reason, ctx.reply_language(turn))}
 
 
 @timed("generate")

@@ -1,13 +1,15 @@
 """The checks `guard_input` makes before any model token: size, budget, rate, thread length,
 and the content guards. The first one that fires refuses the turn; a message the injection
 guard finds suspicious but not clearly an attack is flagged instead, and the turn runs
-hardened (no high-risk tools, no private or memory search, a stricter system prompt)."""
+hardened (no high-risk tools, no private or memory search, a stricter system prompt).
+A refusal is in the member's language (`graphs.agent.guard_words`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from graphs.agent.context import AgentContext
+from graphs.agent.guard_words import GuardWords, guard_words
 from graphs.agent.state import TurnInput
 from graphs.guards import MESSAGES, check_input
 from storage.budget import BudgetUnavailableError
@@ -42,7 +44,11 @@ async def check_turn(
         refusal = await check(ctx, turn, thread_turns, day)
         if refusal is not None:
             return refusal
-    return _content(turn)
+    return _content(ctx, turn)
+
+
+def _words(ctx: AgentContext, turn: TurnInput) -> GuardWords:
+    return guard_words(ctx.reply_language(turn))
 
 
 async def _too_long(
@@ -54,29 +60,22 @@ async def _too_long(
     return GuardRefusal(
         "message_too_long",
         f"{len(turn.text)} characters",
-        f"That message is too long for me ({len(turn.text)} characters; the limit is "
-        f"{limit}). Could you shorten it, or send it as a file?",
+        _words(ctx, turn).too_long.format(length=len(turn.text), limit=limit),
     )
 
 
 async def _budget(
-    ctx: AgentContext, _turn: TurnInput, _thread_turns: int, day: str
+    ctx: AgentContext, turn: TurnInput, _thread_turns: int, day: str
 ) -> GuardRefusal | None:
     try:
         remaining = await ctx.meter.budget.remaining(day, ctx.meter.cap)
     except BudgetUnavailableError:
         return GuardRefusal(
-            "budget_unavailable",
-            "ledger unreadable",
-            "I can't check today's budget right now, so I won't answer. Sorry!",
+            "budget_unavailable", "ledger unreadable", _words(ctx, turn).budget_unavailable
         )
     if remaining.micros > 0:
         return None
-    return GuardRefusal(
-        "budget_spent",
-        f"day {day}",
-        "Today's budget for answers is used up. Please try again tomorrow.",
-    )
+    return GuardRefusal("budget_spent", f"day {day}", _words(ctx, turn).budget_spent)
 
 
 async def _rate(
@@ -91,38 +90,44 @@ async def _rate(
     return GuardRefusal(
         "rate_limited",
         f"{recent} turns in {minutes} min",
-        f"You've sent a lot of questions in the last {minutes} minutes. "
-        "Please wait a little and ask again.",
+        _words(ctx, turn).rate_limited.format(minutes=minutes),
     )
 
 
 async def _thread(
-    ctx: AgentContext, _turn: TurnInput, thread_turns: int, _day: str
+    ctx: AgentContext, turn: TurnInput, thread_turns: int, _day: str
 ) -> GuardRefusal | None:
     user_turns = thread_turns
     if user_turns < ctx.limits.max_thread_turns:
         return None
-    return GuardRefusal(
-        "thread_too_long",
-        f"{user_turns} turns",
-        "This conversation has become very long. Send /new to start a fresh one.",
-    )
+    return GuardRefusal("thread_too_long", f"{user_turns} turns", _words(ctx, turn).thread_too_long)
 
 
-def _content(turn: TurnInput) -> GuardRefusal | GuardFlag | None:
+def _content(ctx: AgentContext, turn: TurnInput) -> GuardRefusal | GuardFlag | None:
     if turn.withheld_guard is not None:
         return GuardRefusal(
             turn.withheld_guard,
             turn.withheld_reason,
-            MESSAGES.get(turn.withheld_guard, "I can't take that message."),
+            _guard_message(
+                ctx,
+                turn,
+                turn.withheld_guard,
+                MESSAGES.get(turn.withheld_guard, "I can't take that message."),
+            ),
         )
     verdict = check_input(turn.text)
     if verdict.allowed and verdict.hardened:
         return GuardFlag(f"{verdict.guard}_hardened", verdict.reason or "")
     if verdict.allowed:
         return None
+    guard = verdict.guard or "guard"
     return GuardRefusal(
-        verdict.guard or "guard",
+        guard,
         verdict.reason or "",
-        verdict.user_message or "I can't help with that message.",
+        _guard_message(ctx, turn, guard, verdict.user_message or "I can't help with that message."),
     )
+
+
+def _guard_message(ctx: AgentContext, turn: TurnInput, guard: str, english: str) -> str:
+    """A content guard's message in the member's language (`english` where it has none)."""
+    return _words(ctx, turn).guards.get(guard) or english

@@ -20,8 +20,10 @@ from langgraph.runtime import Runtime
 
 from graphs.agent.context import AgentContext
 from graphs.agent.events import ToolStatus
+from graphs.agent.guard_words import guard_words
 from graphs.agent.guards_node import GuardFlag, check_turn
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
+from graphs.agent.status_lines import status_line
 from graphs.agent.tools import TOOLS, ToolArgumentError, ToolResult, offered_tools, parse_arguments
 from graphs.agent.verify import finish_turn
 from graphs.llm.data_blocks import as_data, data_key
@@ -31,6 +33,7 @@ from storage.turns import TurnOutcome
 __all__ = [
     "BUDGET_REFUSALS",
     "Update",
+    "budget_refusal",
     "execute_tools",
     "guard_input",
     "next_ref",
@@ -59,13 +62,14 @@ class Node(Protocol):
         """Run the node."""
 
 
-BUDGET_SPENT = Refusal(
-    "budget_spent", "Today's budget for answers is used up. Please try again tomorrow."
-)
-BUDGET_UNAVAILABLE = Refusal(
-    "budget_unavailable", "I can't check today's budget right now, so I won't answer. Sorry!"
-)
-BUDGET_REFUSALS = {"budget_spent": BUDGET_SPENT, "budget_unavailable": BUDGET_UNAVAILABLE}
+BUDGET_REFUSALS = frozenset({"budget_spent", "budget_unavailable"})
+
+
+def budget_refusal(reason: str, language: str) -> Refusal:
+    """The refusal of a spent ("budget_spent") or unreadable budget, in `language`."""
+    words = guard_words(language)
+    spent = reason == "budget_spent"
+    return Refusal(reason, words.budget_spent if spent else words.budget_unavailable)
 
 
 def timed(name: str) -> Callable[[Node], Node]:
@@ -149,7 +153,8 @@ def route_after_guard(state: AgentState) -> Literal["refuse", "retrieve"]:
 @timed("refuse")
 async def refuse(state: AgentState, runtime: Runtime[AgentContext]) -> Update:
     """Tell the person why, log the turn; no model token is spent."""
-    refusal = state.get("refusal") or BUDGET_SPENT
+    language = runtime.context.reply_language(state["turn"])
+    refusal = state.get("refusal") or budget_refusal("budget_spent", language)
     await finish_turn(state, runtime, outcome=TurnOutcome.REFUSED, refusal=refusal)
     return {}
 
@@ -247,9 +252,9 @@ async def run_calls(
     used = list(state.get("tools_used", []))
     flagged = state.get("flagged_passages", 0)
     timeouts = state.get("tool_timeouts", 0)
+    language = ctx.reply_language(state["turn"])
     for call in calls:
-        tool = TOOLS.get(call.name)
-        runtime.stream_writer(ToolStatus(call.name, tool.status if tool else "Working..."))
+        runtime.stream_writer(ToolStatus(call.name, status_line(call.name, language)))
         result = await run_tool(ctx, state, call, next_ref(passages))
         passages.update({ref.ref: ref for ref in result.passages})
         flagged += result.flagged

@@ -38,6 +38,9 @@ class TurnInput:
     withheld_reason: str = ""
     # The chat's thread (Slack/Discord thread, Telegram topic), where the chat has threads.
     chat_thread: str | None = None
+    # The language of Lore's own words this turn, told from the message before anything was
+    # withheld ("": told from `text`; see `AgentContext.reply_language`).
+    language: str = ""
 
 
 @dataclass(frozen=True, slots=True)

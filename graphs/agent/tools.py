@@ -83,13 +83,13 @@ class ToolArgument:
 
 @dataclass(frozen=True, slots=True)
 class AgentTool:
-    """A tool: its schema, risk label, status line, and runner."""
+    """A tool: its schema, risk label and runner (its status line, in the member's language:
+    `graphs.agent.status_lines`)."""
 
     name: str
     description: str
     arguments: tuple[ToolArgument, ...]
     high_risk: bool
-    status: str
     run: Runner
     private_only: bool = False
 
@@ -313,7 +313,6 @@ TOOLS: Mapping[str, AgentTool] = {
             "Search the team's shared knowledge base.",
             (ToolArgument("query", "What to look for, in plain words."),),
             high_risk=False,
-            status="Searching the knowledge base...",
             run=_search_knowledge,
         ),
         AgentTool(
@@ -321,7 +320,6 @@ TOOLS: Mapping[str, AgentTool] = {
             "Search the private notes of the person you are talking with.",
             (ToolArgument("query", "What to look for, in plain words."),),
             high_risk=False,
-            status="Searching your notes...",
             run=_search_private,
             private_only=True,
         ),
@@ -346,7 +344,6 @@ TOOLS: Mapping[str, AgentTool] = {
                 ),
             ),
             high_risk=False,
-            status="Looking through our past conversations...",
             run=_search_memory,
             private_only=True,
         ),
@@ -355,7 +352,6 @@ TOOLS: Mapping[str, AgentTool] = {
             "Read one stored document by its id.",
             (ToolArgument("document_id", "The document_id from a search result."),),
             high_risk=False,
-            status="Opening the document...",
             run=_get_entry,
         ),
         AgentTool(
@@ -363,7 +359,6 @@ TOOLS: Mapping[str, AgentTool] = {
             "Send a message from this person to the owner. Runs only after owner approval.",
             (ToolArgument("message", "The message for the owner."),),
             high_risk=True,
-            status="Asking the owner...",
             run=_draft_contact_message,
         ),
         AgentTool(
@@ -376,7 +371,6 @@ TOOLS: Mapping[str, AgentTool] = {
                 ),
             ),
             high_risk=True,
-            status="Asking the owner...",
             run=_share_to_knowledge,
             private_only=True,
         ),

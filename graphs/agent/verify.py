@@ -26,6 +26,7 @@ from graphs.agent.leak_stream import turn_leak_check, turn_model_text
 from graphs.agent.links import defang_untrusted, record_untrusted_links, turn_texts
 from graphs.agent.state import AgentState, PassageRef, Refusal, TurnUsage
 from graphs.agent.threads import thread_id_of
+from graphs.agent.verify_words import VerifyWords, verify_words
 from storage.ids import DocumentId, TurnId
 from storage.incidents import CitationEventKind
 from storage.turns import TurnOutcome, TurnRecord
@@ -42,27 +43,14 @@ __all__ = [
 CITATION = re.compile(r"\[(\d{1,3})\]")
 MEMORY_TOOL = "search_memory"
 SEARCH_TOOLS = frozenset({"search_knowledge", "search_private", "get_entry", MEMORY_TOOL})
-NO_SOURCE = (
-    "I couldn't find a source for that in the knowledge base, so I won't answer from memory."
-)
-NO_MEMORY = "I couldn't find that in our past conversations, so I won't guess."
+_ENGLISH = verify_words("en")
+NO_SOURCE = _ENGLISH.no_source
 GROUNDING_RISK_CHARS = 300
-SEARCH_TIMED_OUT = (
-    "Searching the knowledge base took too long just now, so I could not check my sources. "
-    "Please ask again in a minute."
-)
-PROMPT_LEAK = Refusal(
-    "prompt_leak", "I can't share details of how I'm set up. Please ask about the knowledge base."
-)
-#: The line under an answer the sources gave instead of the model, by the fallback's reason.
-FALLBACK_NOTES = {
-    "unverified": "Answered from the sources directly: the model's answer could not be verified.",
-    "incomplete": "Answered from the sources directly: the model's answer was cut off.",
-    "unavailable": "Answered from the sources directly: the language model is unavailable right now.",  # noqa: E501
-    "context": "Answered from the sources directly: the conversation is too long for the language model.",  # noqa: E501
-    "budget_spent": "Answered from the sources directly: the daily budget is spent.",
-    "budget_unavailable": "Answered from the sources directly: the daily budget cannot be checked right now.",  # noqa: E501
-}  # fmt: skip
+SEARCH_TIMED_OUT = _ENGLISH.search_timed_out
+PROMPT_LEAK = Refusal("prompt_leak", _ENGLISH.prompt_leak)
+#: The line under an answer the sources gave instead of the model, by the fallback's reason
+#: (English; every language's: `graphs.agent.verify_words`).
+FALLBACK_NOTES = _ENGLISH.fallback
 
 
 def _leak(ctx: AgentContext, state: AgentState) -> str | None:
@@ -160,7 +148,7 @@ async def log_turn(
 
 
 async def _judge(
-    ctx: AgentContext, state: AgentState, answer: str
+    ctx: AgentContext, state: AgentState, answer: str, words: VerifyWords
 ) -> tuple[str, list[PassageRef], bool]:
     """The answer to show, its valid citations, and whether it counts as unanswered."""
     turn = state["turn"]
@@ -193,7 +181,7 @@ async def _judge(
     # stands on what needs none (the question, an action's outcome, what Lore is).
     checked_uncited = state.get("answered_by") == "model" and not (valid or dropped)
     if searched and not valid and not checked_uncited:
-        return (NO_MEMORY if _memory_only(state) else NO_SOURCE), [], True
+        return (words.no_memory if _memory_only(state) else words.no_source), [], True
     if not searched and not valid and len(answer) > GROUNDING_RISK_CHARS:
         await ctx.incidents.record_citation_event(
             TurnId(turn.turn_id),
@@ -203,12 +191,12 @@ async def _judge(
     return answer, valid, False
 
 
-def _with_note(state: AgentState, answer: str, outcome: TurnOutcome) -> str:
+def _with_note(state: AgentState, answer: str, outcome: TurnOutcome, words: VerifyWords) -> str:
     """An answer the sources gave instead of the model, with the line that says why."""
     reason = state.get("fallback")
     if not reason or outcome is not TurnOutcome.ANSWERED or state.get("approval_id"):
         return answer
-    return f"{answer}\n\n{FALLBACK_NOTES.get(reason, FALLBACK_NOTES['unverified'])}"
+    return f"{answer}\n\n{words.fallback.get(reason, words.fallback['unverified'])}"
 
 
 async def finish_turn(
@@ -222,6 +210,7 @@ async def finish_turn(
     ctx, turn = runtime.context, state["turn"]
     started = time.perf_counter()
     citations: list[PassageRef] = []
+    words = verify_words(ctx.reply_language(turn))
     if refusal is not None:
         runtime.stream_writer(RefusalEvent(refusal.reason, refusal.message))
         answer, final = refusal.message, outcome or TurnOutcome.REFUSED
@@ -239,14 +228,14 @@ async def finish_turn(
             user_id=turn.user_id,
             now=ctx.clock(),
         )
-        runtime.stream_writer(RefusalEvent(PROMPT_LEAK.reason, PROMPT_LEAK.message))
-        answer, final = PROMPT_LEAK.message, TurnOutcome.REFUSED
+        runtime.stream_writer(RefusalEvent(PROMPT_LEAK.reason, words.prompt_leak))
+        answer, final = words.prompt_leak, TurnOutcome.REFUSED
     else:
-        answer, citations, unanswered = await _judge(ctx, state, state.get("answer", ""))
+        answer, citations, unanswered = await _judge(ctx, state, state.get("answer", ""), words)
         final = TurnOutcome.REFUSED if unanswered else TurnOutcome.ANSWERED
         if unanswered and state.get("tool_timeouts"):
             # A search ran out of time: an error to tell, not a question the knowledge lacks.
-            answer, citations, unanswered = SEARCH_TIMED_OUT, [], False
+            answer, citations, unanswered = words.search_timed_out, [], False
             final = TurnOutcome.ERROR
             runtime.stream_writer(TurnError(answer))
         if unanswered and not _memory_only(state):
@@ -259,7 +248,7 @@ async def finish_turn(
             )
         if unanswered:
             runtime.stream_writer(RefusalEvent("no_source", answer))
-        answer = _with_note(state, answer, final)
+        answer = _with_note(state, answer, final, words)
     events = tuple(
         CitationEvent(ref.ref, ref.document_id, ref.title, ref.source, ref.private, ref.location)
         for ref in citations
