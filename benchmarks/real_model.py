@@ -115,7 +115,9 @@ async def _row(
         quoted = bool(seen.fallback) or seen.model_tokens == 0
         for unit in _units(answer, quoted):
             claim = read_claim(unit)
-            if claim.kind is ClaimKind.CHAT:
+            # The offline answerer's own words (its help text, a confirmation) are fixed
+            # text, not claims: only its quotes carry citations and are checked.
+            if claim.kind is ClaimKind.CHAT or (quoted and not claim.cites):
                 continue
             sources = [texts[ref] for ref in claim.cites if ref in texts]
             if not sources:
