@@ -16,6 +16,7 @@ from bot.events import ChatRef, Identity
 from bot.ingest_queue import IngestQueue, ProgressSink
 from bot.people import LOCAL_PLATFORM, People
 from bot.replies import Message, ScopeQuestion, bold, rich
+from bot.source_words import source_words, text_language
 from bot.sources import IncomingSource, PendingChoices, Source, saved_message, too_big
 from graphs.guards.doors import Door, check_door_text
 from graphs.ingest.context import IngestContext
@@ -62,8 +63,10 @@ class Knowledge:
         actions: ApprovedActions,
         pending: PendingChoices,
         incidents: IncidentRepository,
+        language: str = "en",
     ) -> None:
         self._incidents = incidents
+        self._language = language
         self._people = people
         self._documents = documents
         self._retriever = retriever
@@ -196,6 +199,14 @@ class Knowledge:
         key = self._pending.put(user.id, incoming)
         return ScopeQuestion(key, rich("Where should I keep ", bold(incoming.label), "?"))
 
+    def received(self, incoming: IncomingSource | None = None) -> str:
+        """The first status line of a source being saved, in its language (`LANGUAGE` for
+        one that brings no words, or for a command)."""
+        return source_words(self._source_language(incoming)).received
+
+    def _source_language(self, incoming: IncomingSource | None) -> str:
+        return text_language(incoming.words if incoming else (), self._language)
+
     async def choose(self, identity: Identity, key: str) -> IncomingSource:
         """The owner tapped Private or Shared: the source waiting under `key` (taken)."""
         user = await self._people.member(identity)
@@ -233,7 +244,7 @@ class Knowledge:
             )
         except IngestRefusedError as exc:
             return Message(rich(f"🚫 {exc}"))
-        return saved_message(result, shared=shared)
+        return saved_message(result, shared=shared, language=self._source_language(incoming))
 
     async def _check_door(
         self, identity: Identity, text: str, door: Door, *, record_flag: bool = True

@@ -185,6 +185,11 @@ class Bot:
         Private/Shared question for an owner; refusals are `LoreError`s."""
         return await self._knowledge.offer(identity, chat, incoming, download_limit)
 
+    def received(self, incoming: IncomingSource | None = None) -> str:
+        """The first status line while `incoming` is saved ("📥 Received, working on it…"),
+        in its language; without one (a command that takes long), in `LANGUAGE`."""
+        return self._knowledge.received(incoming)
+
     async def choose_scope(self, identity: Identity, key: str) -> IncomingSource:
         """The owner's Private/Shared tap: the source waiting under `key`."""
         return await self._knowledge.choose(identity, key)

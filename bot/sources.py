@@ -1,7 +1,7 @@
 """Sources to remember, platform-free: what a person asks Lore to keep (a note, a file, a
 link, a forwarded message) and the rules for sources sent in a chat — who may save where,
 the size check before any download, an owner's Private/Shared choice, and the words the
-person reads while it is saved.
+person reads while it is saved (in the source's language, `bot.source_words`).
 
 Text that comes with a file (a Telegram caption, the message of a Slack file share or of a
 Discord attachment) is the file's caption: it becomes the saved document's title, "CAPTION
@@ -16,14 +16,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from bot.replies import Message, Rich, bold, rich
+from bot.replies import Message, bold, rich
+from bot.source_words import count_text, source_words
 from graphs.guards.doors import Door
 from graphs.ingest.formats import ExtractedText
 from graphs.ingest.state import IngestOutcome, IngestResult, chunks_text
 from storage.documents import DocumentRecord, SourceType
 
 __all__ = [
-    "RECEIVED",
     "IncomingSource",
     "PendingChoices",
     "Source",
@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 LINK = re.compile(r"^https?://\S+$", re.IGNORECASE)
-RECEIVED = "📥 Received, working on it…"
 NOTE_TITLE_CHARS = 60
 
 
@@ -81,6 +80,12 @@ class IncomingSource:
     def label(self) -> str:
         """What to call it when asking where it goes."""
         return self.file_name or self.url or self.title or "this"
+
+    @property
+    def words(self) -> tuple[str | None, ...]:
+        """The texts it brings that tell its language: a note or forwarded text, a caption,
+        a transcript."""
+        return (self.text, self.caption, self.read.text if self.read is not None else None)
 
     def guarded_texts(self) -> list[tuple[str, Door]]:
         """The texts this source brings in, each with the door its guard checks."""
@@ -169,22 +174,16 @@ def too_big(size: int | None, limit: int) -> str | None:
     return None
 
 
-def saved_message(result: IngestResult, *, shared: bool) -> Message:
-    """What the person reads once a source is saved (or recognised as a duplicate)."""
-    where = "the shared knowledge" if shared else "your private notes"
-    detail = f" ({result.chunks_text}) in {where}."
+def saved_message(result: IngestResult, *, shared: bool, language: str = "en") -> Message:
+    """What the person reads once a source is saved (or recognised as a duplicate), in
+    `language`."""
+    words = source_words(language)
+    place = words.shared_place if shared else words.private_place
+    detail = words.detail.format(chunks=count_text(words.chunks, result.chunk_count), place=place)
     if result.masked_cards:
-        numbers = "number" if result.masked_cards == 1 else "numbers"
-        detail += (
-            f" I masked {result.masked_cards} card {numbers} in it (only the last four digits"
-            " are kept)."
-        )
-    if result.outcome is IngestOutcome.DUPLICATE:
-        body: Rich = rich("♻️ Already saved: ", bold(result.title), detail)
-    else:
-        verb = "Updated" if result.outcome is IngestOutcome.UPDATED else "Saved"
-        body = rich(f"✅ {verb}: ", bold(result.title), detail)
-    return Message(body)
+        detail += count_text(words.masked, result.masked_cards)
+    lead = {IngestOutcome.DUPLICATE: words.duplicate, IngestOutcome.UPDATED: words.updated}
+    return Message(rich(lead.get(result.outcome, words.saved), bold(result.title), detail))
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphs.llm.offline import OfflineModel, is_refusal
-from graphs.llm.offline_language import ANSWER_LANGUAGES, phrases
+from graphs.llm.offline_language import ANSWER_LANGUAGES, answer_language, phrases
 from graphs.llm.offline_quotes import split_sentences
 from graphs.llm.types import Completion
 from tests.test_offline_model import PRIVATE_TOOLS, passage, run, turn
@@ -54,6 +54,26 @@ async def test_a_question_too_short_to_tell_gets_the_bots_language() -> None:
     _, default = await run(messages)
     assert german.text == phrases("de").refusal
     assert default.text == phrases("en").refusal
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is my locker code?",  # lingua: German
+        "Who won the chess tournament?",  # lingua: French
+        "What's the wifi password?",  # lingua: Italian
+        "the gate code is 4711.",  # lingua: German
+    ],
+)
+def test_a_short_english_question_is_read_as_english_by_its_stopwords(question: str) -> None:
+    assert answer_language(question, "de") == "en"
+
+
+def test_a_few_words_without_stopwords_say_nothing_the_setting_answers() -> None:
+    assert answer_language("Travel rules", "en") == "en"  # lingua: French
+    assert answer_language("Travel rules", "de") == "de"
+    assert answer_language("Der Plan vom Keller", "en") == "de"
+    assert answer_language("三楼的打印机", "en") == "zh"
 
 
 async def test_a_german_question_quotes_the_german_sentence_that_answers_it() -> None:

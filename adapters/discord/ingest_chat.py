@@ -19,7 +19,7 @@ from bot.errors import LoreError
 from bot.events import Identity
 from bot.replies import Message as LoreMessage
 from bot.replies import rich
-from bot.sources import RECEIVED, IncomingSource, is_link
+from bot.sources import IncomingSource, is_link
 
 __all__ = ["offer_source", "save_source", "source_of"]
 
@@ -63,7 +63,7 @@ async def offer_source(
         await send_reply(where, question)
         return
     status, write = channel_status(where, interval=edge.config.stream_interval)
-    await status.push(RECEIVED)
+    await status.push(edge.bot.received(source))
     await save_source(edge, identity, source, status, write, shared=False)
 
 

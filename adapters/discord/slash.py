@@ -28,7 +28,6 @@ from adapters.discord.streaming import StatusMessage
 from bot.commands import Command
 from bot.events import ChatRef
 from bot.replies import Reply
-from bot.sources import RECEIVED
 
 __all__ = ["GROUP", "SlashReply", "interaction_chat", "lore_group", "run_slash"]
 
@@ -136,12 +135,13 @@ class SlashReply:
             suppress_embeds=True,
         )
 
-    async def run(self, work: Awaitable[Reply | None], deadline: float) -> None:
-        """Await the command, answering "working on it" if it takes longer than `deadline`."""
+    async def run(self, work: Awaitable[Reply | None], deadline: float, working: str) -> None:
+        """Await the command, answering `working` ("working on it") if it takes longer than
+        `deadline`."""
         task = asyncio.ensure_future(work)
         done, _ = await asyncio.wait({task}, timeout=deadline)
         if not done and not self.responded:
-            await self.status.push(RECEIVED)
+            await self.status.push(working)
         reply = await task
         await self.status.settle()
         await self.finish(reply)
@@ -193,7 +193,7 @@ async def run_slash(edge: EdgeContext, interaction: Interaction, name: str, args
             progress=reply.status.set,
         )
         try:
-            await reply.run(work, edge.config.reply_deadline)
+            await reply.run(work, edge.config.reply_deadline, edge.bot.received())
         except Exception:  # the command boundary: log, and answer politely
             logger.exception("Discord slash command %s failed", name)
             try:

@@ -19,7 +19,6 @@ from adapters.discord.replies import outgoing
 from adapters.discord.streaming import StatusMessage
 from bot.errors import LoreError
 from bot.replies import Message, plain_text
-from bot.sources import RECEIVED
 
 __all__ = ["handle_tap"]
 
@@ -100,7 +99,7 @@ async def _scope(edge: EdgeContext, interaction: Interaction, tap: Tap) -> None:
         await write(text)
 
     status = StatusMessage(show, interval=edge.config.stream_interval)
-    await status.push(RECEIVED)
+    await status.push(edge.bot.received(source))
     await save_source(edge, identity, source, status, write, shared=tap.choice == "s")
 
 

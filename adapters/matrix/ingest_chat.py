@@ -24,7 +24,7 @@ from adapters.matrix.replies import send_reply
 from adapters.matrix.streaming import LiveReply, StatusMessage
 from bot.errors import LoreError
 from bot.events import Identity
-from bot.sources import RECEIVED, IncomingSource, is_link, too_big
+from bot.sources import IncomingSource, is_link, too_big
 
 __all__ = ["download", "offer_source", "save_source", "source_of"]
 
@@ -132,7 +132,7 @@ async def offer_source(
         LiveReply(edge.outbox, room.room_id, reply_to=reply_to, thread=thread),
         interval=edge.config.stream_interval,
     )
-    await status.push(RECEIVED)
+    await status.push(edge.bot.received(source))
     await save_source(edge, identity, source, status, shared=False)
 
 

@@ -24,7 +24,6 @@ from adapters.matrix.streaming import LiveReply, StatusMessage
 from bot.approvals import DecisionOutcome
 from bot.errors import LoreError
 from bot.replies import Message, plain_text
-from bot.sources import RECEIVED
 
 __all__ = ["ReactionHandler"]
 
@@ -96,7 +95,7 @@ class ReactionHandler:
                 LiveReply(edge.outbox, room.room_id, editing=event.reacts_to),
                 interval=edge.config.stream_interval,
             )
-            await status.push(RECEIVED)
+            await status.push(bot.received(source))
             await save_source(edge, identity, source, status, shared=key == SHARED)
 
     async def _decide(self, room: Any, event: Any, marker: Marker, *, approve: bool) -> None:

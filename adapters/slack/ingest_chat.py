@@ -14,7 +14,7 @@ from adapters.slack.replies import Target, tell
 from adapters.slack.streaming import StatusMessage
 from bot.errors import LoreError
 from bot.events import Identity
-from bot.sources import RECEIVED, IncomingSource
+from bot.sources import IncomingSource
 
 __all__ = ["offer_source", "save_source"]
 
@@ -36,7 +36,7 @@ async def offer_source(edge: SlackContext, message: SlackMessage, source: Incomi
         await edge.outbox.post(place, render_rich(question.body), scope_buttons(question.key))
         return
     status = StatusMessage(edge.outbox, place, interval=edge.config.stream_interval)
-    await status.start(escape(RECEIVED))
+    await status.start(escape(edge.bot.received(source)))
     await save_source(edge, identity, status, source, shared=False)
 
 

@@ -24,7 +24,7 @@ from bot.errors import LoreError
 from bot.events import Identity
 from bot.replies import Message as LoreMessage
 from bot.replies import rich
-from bot.sources import RECEIVED, IncomingSource, forwarded, is_link, too_big
+from bot.sources import IncomingSource, forwarded, is_link, too_big
 
 __all__ = ["describe_origin", "download", "offer_source", "save_source", "source_of"]
 
@@ -95,7 +95,7 @@ async def offer_source(edge: EdgeContext, message: Message, source: IncomingSour
         await send_reply(message, question)
         return
     status = StatusMessage(message.get_bot(), message.chat_id, interval=edge.config.stream_interval)
-    await status.start(RECEIVED)
+    await status.start(edge.bot.received(source))
     await save_source(edge, identity, status, source, shared=False)
 
 

@@ -424,6 +424,7 @@ async def open_lore(
                 actions=actions,
                 pending=PendingChoices(),
                 incidents=incidents,
+                language=settings.language,
             ),
             forgetting=Forgetting(
                 people=people,

@@ -3,9 +3,10 @@ tool outcomes and apologies, in the languages the guards and evals read (English
 eight of `graphs.guards.languages`).
 
 The language of a reply is the question's, when it is clear enough to tell
-(`answer_language`, lingua through `storage.text_language`), else the bot's default
-(`LANGUAGE`). Quotes stay in their document's language: only the words around them change.
-Every refusal, in any of these languages, is recognised by `is_refusal`.
+(`answer_language`, lingua through `storage.text_language`, vouched for by its stopwords),
+else the bot's default (`LANGUAGE`). Quotes stay in their document's language: only the
+words around them change. Every refusal, in any of these languages, is recognised by
+`is_refusal`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from graphs.guards.languages import RULES_BY_LANGUAGE
+from graphs.llm.offline_stems import vouched_language
 from storage.text_language import detect_language
 
 __all__ = [
@@ -364,8 +366,17 @@ def phrases(language: str) -> Phrases:
 
 
 def answer_language(question: str, default: str) -> str:
-    """The language to answer `question` in: its own when clear and known, else `default`."""
+    """The language to answer `question` in: its own when clear and known, else `default`.
+    The detector's guess must be vouched for by the question's stopwords, which overrule it
+    when they clearly belong to another language (it reads "What is my locker code?" as
+    German and "Who won the chess tournament?" as French) and leave a question of under
+    four words without any to `default` ("Travel rules" as French). Read as another
+    language than English: 66 of SciFact's 1,109 English claims and 386 of NFCorpus's 3,237
+    English queries by the detector alone, 17 and 20 so vouched for; the 108 questions of
+    benchmarks/multilingual_set.json are read as before."""
     found = detect_language(question, min_confidence=_QUESTION_CONFIDENCE)
+    if found is not None:
+        found = vouched_language(question, found)
     return found if found is not None and found in _PHRASES else default
 
 

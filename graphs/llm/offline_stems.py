@@ -21,7 +21,7 @@ from py_rust_stemmers import SnowballStemmer
 from storage.lexical import cjk_bigrams
 from storage.text_language import SNOWBALL_LANGUAGES
 
-__all__ = ["CJK", "content_stems", "stopword_language"]
+__all__ = ["CJK", "content_stems", "stopword_language", "vouched_language"]
 
 _ENGLISH = (
     "a about above after again all also am an and any are as at be been before being below "
@@ -125,3 +125,23 @@ def stopword_language(text: str) -> str:
     }
     best = max(counts.values(), default=0)
     return "en" if counts.get("en", 0) == best else max(counts, key=counts.__getitem__)
+
+
+def vouched_language(text: str, language: str, *, min_words: int = 4) -> str | None:
+    """What the stopwords of `text` say of a statistical detector's `language`: the one
+    language of our lists whose stopwords it holds more of ("What is my locker code?" holds
+    three English stopwords and no German one, whatever a detector made of it); else
+    `language`, unless `text` is shorter than `min_words` words and holds none of its
+    stopwords ("Travel rules" says nothing), then None. Text without stopword lists
+    (Chinese, Japanese) keeps `language`."""
+    if language not in _STOPWORDS:
+        return language
+    words = _WORD.findall(text.lower())
+    counts = {name: sum(w in stopwords for w in words) for name, stopwords in _STOPWORDS.items()}
+    best = max(counts.values(), default=0)
+    leaders = [name for name, count in counts.items() if count == best]
+    if best > counts[language] and len(leaders) == 1:
+        return leaders[0]
+    if counts[language] == 0 and len(words) < min_words:
+        return None
+    return language
