@@ -8,12 +8,9 @@ so a point SQLite does not know never reaches a user.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime
-
-import aiosqlite
 
 from storage.database import Database
 from storage.document_records import (
@@ -30,6 +27,12 @@ from storage.document_records import (
     collection_for,
     document_from_row,
     passage_from_row,
+)
+from storage.document_writes import (
+    insert_chunks,
+    insert_document,
+    refresh_status,
+    update_document,
 )
 from storage.ids import ChunkHash, DocumentId, PointId, UserId
 from storage.timestamps import utc_iso
@@ -155,103 +158,13 @@ class DocumentRepository:
         """
         async with self._db.transaction() as tx:
             if replace:
-                removed = await self._updatedocument_from_row(tx, document, chunks)
+                removed = await update_document(tx, document, chunks)
             else:
-                await self._insertdocument_from_row(tx, document)
+                await insert_document(tx, document)
                 removed = []
-            await tx.executemany(
-                "INSERT INTO chunks (document_id, chunk_index, text, hash, heading_path,"
-                " token_count, point_id, vector_status, injection_score)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?)"
-                " ON CONFLICT (document_id, hash) DO UPDATE SET chunk_index = excluded.chunk_index,"
-                " heading_path = excluded.heading_path,"
-                " injection_score = COALESCE(excluded.injection_score, chunks.injection_score)",
-                [
-                    (
-                        document.id,
-                        chunk.index,
-                        chunk.text,
-                        chunk.hash,
-                        json.dumps(list(chunk.heading_path)),
-                        chunk.token_count,
-                        chunk.point_id,
-                        chunk.injection_score,
-                    )
-                    for chunk in chunks
-                ],
-            )
-            await self._refresh_status(tx, [document.id])
+            await insert_chunks(tx, document, chunks)
+            await refresh_status(tx, [document.id])
         return removed
-
-    @staticmethod
-    async def _insertdocument_from_row(tx: aiosqlite.Connection, document: DocumentRecord) -> None:
-        try:
-            await tx.execute(
-                "INSERT INTO documents (id, owner_id, title, source_type, source_ref,"
-                " content_hash, original_path, format, status, created_at, updated_at,"
-                " collection, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'indexing', ?, ?, ?, ?)",
-                (
-                    document.id,
-                    document.owner_id,
-                    document.title,
-                    document.source_type.value,
-                    document.source_ref,
-                    document.content_hash,
-                    document.original_path,
-                    document.format,
-                    document.created_at,
-                    document.updated_at,
-                    document.collection.value,
-                    document.language,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise DuplicateContentError(document.content_hash) from exc
-
-    @staticmethod
-    async def _updatedocument_from_row(
-        tx: aiosqlite.Connection, document: DocumentRecord, chunks: Sequence[NewChunk]
-    ) -> list[PointId]:
-        try:
-            await tx.execute(
-                "UPDATE documents SET title = ?, content_hash = ?, original_path = ?,"
-                " format = ?, updated_at = ?, language = ? WHERE id = ?",
-                (
-                    document.title,
-                    document.content_hash,
-                    document.original_path,
-                    document.format,
-                    document.updated_at,
-                    document.language,
-                    document.id,
-                ),
-            )
-        except sqlite3.IntegrityError as exc:
-            raise DuplicateContentError(document.content_hash) from exc
-        keep = json.dumps([chunk.hash for chunk in chunks])
-        async with tx.execute(
-            "SELECT point_id FROM chunks WHERE document_id = ?"
-            " AND hash NOT IN (SELECT value FROM json_each(?))",
-            (document.id, keep),
-        ) as cursor:
-            removed = [PointId(row[0]) for row in await cursor.fetchall()]
-        await tx.execute(
-            "DELETE FROM chunks WHERE document_id = ?"
-            " AND hash NOT IN (SELECT value FROM json_each(?))",
-            (document.id, keep),
-        )
-        return removed
-
-    @staticmethod
-    async def _refresh_status(tx: aiosqlite.Connection, document_ids: Iterable[str]) -> None:
-        ids = json.dumps(sorted(set(document_ids)))
-        await tx.execute(
-            "UPDATE documents SET status = CASE WHEN EXISTS (SELECT 1 FROM chunks c"
-            " WHERE c.document_id = documents.id AND c.vector_status = 'pending')"
-            " THEN 'indexing' ELSE 'ready' END"
-            " WHERE id IN (SELECT value FROM json_each(?))",
-            (ids,),
-        )
 
     async def mark_indexed(self, point_ids: Sequence[PointId]) -> None:
         """Record that these chunks' vectors are in Qdrant; finish their documents."""
@@ -270,15 +183,7 @@ class DocumentRepository:
                 (ids,),
             ) as cursor:
                 documents = [row[0] for row in await cursor.fetchall()]
-            await self._refresh_status(tx, documents)
-
-    async def chunks_for_points(self, point_ids: Sequence[PointId]) -> list[ChunkRecord]:
-        """The stored chunks behind these points (unknown ids are skipped)."""
-        rows = await self._db.fetch_all(
-            f"{CHUNK_COLUMNS} WHERE c.point_id IN (SELECT value FROM json_each(?))",  # noqa: S608
-            (json.dumps(list(point_ids)),),
-        )
-        return [chunk_from_row(row) for row in rows]
+            await refresh_status(tx, documents)
 
     async def pending_chunks(self, limit: int) -> list[ChunkRecord]:
         """Chunks whose vectors are not (known to be) in Qdrant yet, oldest first."""
