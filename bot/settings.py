@@ -6,29 +6,27 @@ Every field is documented in `.env.example`, and a test keeps the two in step.
 
 from __future__ import annotations
 
-import ipaddress
-import re
 from pathlib import Path
 from typing import Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from bot.edge_settings import EdgeSettings, is_loopback, split_list
 from bot.log_redaction import MIN_SECRET_CHARS
 from storage.model_registry import default_model
 
 __all__ = ["Settings", "SettingsError", "is_loopback", "load_settings", "split_list"]
-
-MATRIX_ID = re.compile(r"@[^\s:]+:[^\s:]+(:\d+)?")  # @lore:example.org (a port may follow)
 
 
 class SettingsError(Exception):
     """A setting has a wrong value; the message names the variable and what is expected."""
 
 
-class Settings(BaseSettings):
-    """Everything an operator can configure. Field names map to UPPER_CASE variables."""
+class Settings(EdgeSettings):
+    """Everything an operator can configure. Field names map to UPPER_CASE variables; the
+    chat edges' settings come from `EdgeSettings`."""
 
     model_config = SettingsConfigDict(
         env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
@@ -166,74 +164,6 @@ class Settings(BaseSettings):
     max_message_chars: Annotated[int, Field(ge=100, le=100_000)] = 4000
     approval_ttl_hours: Annotated[float, Field(gt=0, le=24 * 30)] = 24.0
 
-    telegram_bot_token: SecretStr | None = Field(
-        default=None, description="Bot token from @BotFather; set it to run the Telegram edge."
-    )
-    telegram_api_root: str | None = Field(
-        default=None, description="Another Bot API server (self-hosted); unset = Telegram's."
-    )
-    telegram_webhook_url: str | None = Field(
-        default=None, description="Public HTTPS URL for updates; unset = long polling."
-    )
-    telegram_webhook_secret: SecretStr | None = Field(
-        default=None, description="Secret Telegram sends with every webhook request."
-    )
-    telegram_webhook_listen: str = Field(
-        default="127.0.0.1", description="Address the webhook server binds."
-    )
-    telegram_webhook_port: Annotated[int, Field(ge=1, le=65535)] = 8443
-
-    slack_bot_token: SecretStr | None = Field(
-        default=None, description="Bot token (xoxb-); set it to run the Slack edge."
-    )
-    slack_app_token: SecretStr | None = Field(
-        default=None, description="App-level token (xapp-) for Socket Mode; unset = HTTP mode."
-    )
-    slack_signing_secret: SecretStr | None = Field(
-        default=None, description="Signing secret that HTTP-mode requests are checked with."
-    )
-    slack_http_listen: str = Field(
-        default="127.0.0.1", description="Address the Slack HTTP-mode server binds."
-    )
-    slack_http_port: Annotated[int, Field(ge=0, le=65535)] = 3000
-    slack_api_url: str = Field(
-        default="https://slack.com/api/", description="Slack's Web API (tests point it elsewhere)."
-    )
-    discord_bot_token: SecretStr | None = Field(
-        default=None, description="Bot token from the Developer Portal; set it to run Discord."
-    )
-    discord_api_url: str | None = Field(
-        default=None, description="Another Discord REST base (a test server); unset = Discord's."
-    )
-    discord_guild_id: Annotated[int, Field(ge=1)] | None = Field(
-        default=None, description="Sync /lore to this server only (instant updates while testing)."
-    )
-    matrix_homeserver: str | None = Field(
-        default=None, description="The homeserver's URL; set it (and an account) to run Matrix."
-    )
-    matrix_user_id: str | None = Field(
-        default=None, description="The bot account's Matrix ID, e.g. @lore:example.org."
-    )
-    matrix_access_token: SecretStr | None = Field(
-        default=None, description="The bot account's access token (or MATRIX_PASSWORD)."
-    )
-    matrix_password: SecretStr | None = Field(
-        default=None, description="The bot account's password: Lore logs in once, keeps the device."
-    )
-    mcp_http_port: Annotated[int, Field(ge=1, le=65535)] | None = Field(
-        default=None, description="Serve MCP (streamable HTTP) on this port; unset = no MCP edge."
-    )
-    mcp_http_listen: str = Field(
-        default="127.0.0.1", description="Address the MCP HTTP server binds."
-    )
-    mcp_allowed_hosts: str = Field(
-        default="",
-        description="Host names MCP clients use (comma-separated; required off loopback).",
-    )
-    mcp_allowed_origins: str = Field(
-        default="", description="Browser origins allowed to call MCP (comma-separated)."
-    )
-
     log_level: str = Field(default="INFO", pattern=r"^(DEBUG|INFO|WARNING|ERROR)$")
     log_level_third_party: str = Field(
         default="WARNING",
@@ -260,95 +190,6 @@ class Settings(BaseSettings):
                 "CHUNK_OVERLAP_TOKENS must be smaller than CHUNK_TOKENS "
                 f"(got {self.chunk_overlap_tokens} >= {self.chunk_tokens})"
             )
-            raise ValueError(msg)
-        return self
-
-    @field_validator(
-        "telegram_bot_token",
-        "telegram_api_root",
-        "telegram_webhook_url",
-        "telegram_webhook_secret",
-        "mcp_http_port",
-        mode="before",
-    )
-    @classmethod
-    def _empty_telegram_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
-    @classmethod
-    def _empty_slack_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @model_validator(mode="after")
-    def _slack_has_a_mode(self) -> Self:
-        bot, app = self.slack_bot_token, self.slack_app_token
-        if bot is not None and not bot.get_secret_value().startswith("xoxb-"):
-            raise ValueError("SLACK_BOT_TOKEN: the bot token starts with xoxb-")
-        if app is not None and not app.get_secret_value().startswith("xapp-"):
-            raise ValueError("SLACK_APP_TOKEN: the app-level token starts with xapp-")
-        if bot is not None and app is None and self.slack_signing_secret is None:
-            msg = (
-                "SLACK_BOT_TOKEN: also set SLACK_APP_TOKEN (Socket Mode) or "
-                "SLACK_SIGNING_SECRET (HTTP mode)"
-            )
-            raise ValueError(msg)
-        return self
-
-    @model_validator(mode="after")
-    def _webhook_has_secret(self) -> Self:
-        secret = self.telegram_webhook_secret
-        if self.telegram_webhook_url and (secret is None or len(secret.get_secret_value()) < 16):
-            msg = "TELEGRAM_WEBHOOK_SECRET: needs 16+ characters when TELEGRAM_WEBHOOK_URL is set"
-            raise ValueError(msg)
-        if secret is not None and not re.fullmatch(
-            r"[A-Za-z0-9_-]{1,256}", secret.get_secret_value()
-        ):
-            raise ValueError("TELEGRAM_WEBHOOK_SECRET: use 1-256 of A-Z, a-z, 0-9, _ and -")
-        return self
-
-    @model_validator(mode="after")
-    def _mcp_hosts_off_loopback(self) -> Self:
-        if (
-            self.mcp_http_port is not None
-            and not is_loopback(self.mcp_http_listen)
-            and not split_list(self.mcp_allowed_hosts)
-        ):
-            msg = (
-                f"MCP_ALLOWED_HOSTS: MCP_HTTP_LISTEN={self.mcp_http_listen} is reachable from "
-                "other machines, so list the host names MCP clients use (e.g. "
-                "lore.example.org:8787); requests for any other host are refused"
-            )
-            raise ValueError(msg)
-        return self
-
-    @field_validator("discord_bot_token", "discord_api_url", "discord_guild_id", mode="before")
-    @classmethod
-    def _empty_discord_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator(
-        "matrix_homeserver",
-        "matrix_user_id",
-        "matrix_access_token",
-        "matrix_password",
-        mode="before",
-    )
-    @classmethod
-    def _empty_matrix_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @model_validator(mode="after")
-    def _matrix_account(self) -> Self:
-        if self.matrix_homeserver is None:
-            return self
-        if not re.fullmatch(r"https?://[^\s/]+(/\S*)?", self.matrix_homeserver):
-            msg = "MATRIX_HOMESERVER: the homeserver's URL, e.g. https://matrix.example.org"
-            raise ValueError(msg)
-        if self.matrix_user_id is None or not MATRIX_ID.fullmatch(self.matrix_user_id):
-            raise ValueError("MATRIX_USER_ID: the bot account's ID, e.g. @lore:example.org")
-        if self.matrix_access_token is None and self.matrix_password is None:
-            msg = "MATRIX_ACCESS_TOKEN or MATRIX_PASSWORD: one is needed with MATRIX_HOMESERVER"
             raise ValueError(msg)
         return self
 
@@ -431,21 +272,6 @@ class Settings(BaseSettings):
     def models_dir(self) -> Path:
         """Model directories assembled from installed packages."""
         return self.models_dir_override or self.data_dir / "models"
-
-
-def is_loopback(address: str) -> bool:
-    """Whether a listen address is reachable from this machine only."""
-    if address.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(address.strip().strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def split_list(value: str) -> list[str]:
-    """The entries of a comma-separated setting, stripped, empty ones left out."""
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def load_settings(**overrides: object) -> Settings:

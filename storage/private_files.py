@@ -68,6 +68,8 @@ def secure_data_dir(data_dir: Path) -> WiderModes:
     if not data_dir.exists():
         data_dir.mkdir(mode=FOLDER_MODE, parents=True)
         return WiderModes()
+    if not data_dir.is_dir():  # a file in the way: not ours to change; opening it says so
+        return WiderModes()
     tightened: list[tuple[Path, int]] = []
     left: list[Path] = []
     for path in _entries(data_dir):

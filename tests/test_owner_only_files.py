@@ -22,6 +22,7 @@ from bot.backups import restore_into
 from bot.errors import BackupRefusedError
 from bot.settings import Settings, load_settings
 from bot.sources import Source
+from storage.private_files import secure_data_dir
 from tests.chat_turns import ask, local_member, remember
 from tests.conftest import SettingsFactory
 
@@ -98,6 +99,15 @@ async def test_row_b_every_file_lore_writes_is_owner_only_also_in_a_data_dir_tha
             async with open_lore(settings):
                 pass
         assert [r for r in caplog.records if r.levelno == logging.WARNING] == []
+
+
+def test_row_b_a_file_where_data_dir_should_be_is_left_as_it_is(tmp_path: Path) -> None:
+    with usual_umask():
+        in_the_way = tmp_path / "notes.txt"
+        in_the_way.write_text("someone's file")
+        found = secure_data_dir(in_the_way)  # opening the database then names the problem
+    assert not found.tightened
+    assert stat.S_IMODE(in_the_way.stat().st_mode) == 0o644
 
 
 async def backed_up_note(settings: Settings, backup: Path) -> None:
