@@ -35,7 +35,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from adapters.mcp import McpHttpConfig, McpHttpEdge
 from bot.app import open_lore
-from bot.cli import ingest_folder
+from bot.cli_runner import ingest_folder
 from bot.people import LOCAL_OWNER
 from bot.settings import load_settings
 from graphs.guards import check_input

@@ -12,24 +12,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from bot.cli_errors import reported_errors, run_program, set_debug
-from bot.library_output import route_library_output
-from bot.log_redaction import configure_logging
+from bot.cli_runner import (
+    cli_settings,
+    here,
+    in_the_bot,
+    ingest_folder,
+    perform,
+    run_core,
+)
 from bot.people import LOCAL_OWNER
 from storage.private_files import keep_files_private
 
 if TYPE_CHECKING:
     from bot.app import Lore
-    from bot.control.output import Output
     from bot.settings import Settings
-    from bot.sources import Source
-    from graphs.ingest.state import IngestResult
 
 __all__ = ["app", "main"]
 
@@ -42,129 +44,6 @@ app = typer.Typer(
     add_completion=False,
 )
 
-T = TypeVar("T")
-Ingest = Callable[["Source"], Awaitable["IngestResult"]]
-
-
-def _configure_logging(settings: Settings, *, to_file: bool = False) -> None:
-    """Log to stderr; `to_file` (the terminal chat watched at a terminal): to DATA_DIR/logs."""
-    if to_file:
-        from adapters.console import print_above_prompt
-        from bot.chat_logs import log_to_file
-
-        path = log_to_file(settings.data_dir, show=print_above_prompt, level=settings.log_level)
-        typer.echo(f"Logs go to {path}")
-    configure_logging(settings.log_level, settings.log_level_third_party, settings.secret_values())
-    route_library_output(level=settings.log_level)
-
-
-def _run(
-    work: Callable[[Lore], Awaitable[T]],
-    *,
-    operator: bool = True,
-    chat: bool = False,
-    rebuild_vectors: bool = False,
-) -> T:
-    """Open the core, run one piece of work, close; a failure ends the command with one line
-    on stderr (see `bot.cli_errors`).
-
-    `operator`: the person at the terminal acts as an owner (maintenance commands).
-    `chat`: the work runs the terminal chat; when a person watches it (stdin or stderr is a
-    terminal, as with `printf ... | make run`), logs go to a file."""
-    from bot.app import open_lore
-    from bot.settings import load_settings
-
-    with reported_errors():
-        settings = load_settings()
-    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        watched = sys.stdin.isatty() or sys.stderr.isatty()
-        _configure_logging(settings, to_file=chat and watched)
-
-    if chat:
-        _say_when_the_model_is_built(settings)
-
-    async def go() -> T:
-        async with open_lore(settings, operator=operator, rebuild_vectors=rebuild_vectors) as lore:
-            return await work(lore)
-
-    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        return asyncio.run(go())
-
-
-def _say_when_the_model_is_built(settings: Settings) -> None:
-    """The terminal chat logs to a file: say on screen why the first start pauses."""
-    from bot.app.stored_model import with_stored_model
-    from storage.model_files import is_assembled
-
-    with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
-        key = with_stored_model(settings).embedding_model
-        if not is_assembled(settings.models_dir, key):
-            typer.echo(f"Preparing the embedding model {key} (once, about 10 s)…", err=True)
-
-
-async def ingest_folder(
-    ingest: Ingest,
-    folder: Path,
-    *,
-    shared: bool,
-    lines: bool = True,
-    description: str = "Ingesting",
-) -> int:
-    """Ingest every supported file under `folder` with a progress bar on stderr; return how
-    many were refused (see `bot.control.operations.ingest_folder`)."""
-    from bot.control import operations
-    from bot.control.output import TerminalOutput
-
-    return await operations.ingest_folder(
-        ingest, folder, TerminalOutput(), shared=shared, lines=lines, description=description
-    )
-
-
-def _data_dir() -> Path:
-    from bot.settings import load_settings
-
-    with reported_errors():
-        return load_settings().data_dir
-
-
-def _in_the_bot(data_dir: Path, op: str, args: dict[str, object], out: Output) -> int | None:
-    """Run store command `op` in the running bot over its control socket; its exit code, or
-    None when no bot listens on `data_dir`."""
-    from bot.control.client import connect
-
-    async def send() -> int | None:
-        connection = await connect(data_dir)
-        if connection is None:
-            return None
-        async with connection:
-            return await connection.run(op, args, out)
-
-    return asyncio.run(send())
-
-
-def _here(op: str, args: dict[str, object], out: Output) -> int:
-    """Run store command `op` with this process's own store; its exit code."""
-    from bot.control import operations
-
-    async def work(lore: Lore) -> int:
-        call = operations.Call(lore.bot, out, operations.Args(args), alone=True)
-        return await operations.perform(op, call)
-
-    return _run(work)
-
-
-def _perform(op: str, **args: object) -> None:
-    """Run store command `op` in the running bot (over its control socket) when one holds
-    the data directory, else with this process's own store; the same lines and exit code."""
-    from bot.control.output import TerminalOutput
-
-    out = TerminalOutput()
-    code = _in_the_bot(_data_dir(), op, args, out)
-    if code is None:
-        code = _here(op, args, out)
-    if code:
-        raise typer.Exit(code)
-
 
 @app.command()
 def ingest(
@@ -173,7 +52,7 @@ def ingest(
     user: Annotated[str | None, typer.Option(help="Whose private collection.")] = None,
 ) -> None:
     """Remember a file, every supported file in a folder, or a web page."""
-    _perform("ingest", source=source, shared=shared, user=user, cwd=str(Path.cwd()))
+    perform("ingest", source=source, shared=shared, user=user, cwd=str(Path.cwd()))
 
 
 @app.command()
@@ -183,7 +62,7 @@ def search(
     limit: Annotated[int, typer.Option(min=1, max=50)] = 5,
 ) -> None:
     """Show the passages that best match a query, with their source and score."""
-    _perform("search", query=query, user=user, limit=limit)
+    perform("search", query=query, user=user, limit=limit)
 
 
 @app.command()
@@ -197,15 +76,15 @@ def reindex(
     if all_:
         from bot.reindex_all import reindex_all
 
-        typer.echo(_run(reindex_all, rebuild_vectors=True))
+        typer.echo(run_core(reindex_all, rebuild_vectors=True))
         return
-    _perform("reindex")
+    perform("reindex")
 
 
 @app.command()
 def stats() -> None:
     """Counts of users, documents, chunks and vectors."""
-    _perform("stats")
+    perform("stats")
 
 
 @app.command()
@@ -218,7 +97,7 @@ def chat() -> None:
         edge = terminal_edge(interactive=sys.stdin.isatty())
         await run_edges(lore, [edge], announce=typer.echo)
 
-    _run(work, operator=False, chat=True)
+    run_core(work, operator=False, chat=True)
 
 
 async def _load_sample(lore: Lore) -> None:
@@ -277,7 +156,7 @@ def run() -> None:
         await run_edges(lore, edges, announce=typer.echo)
         return True
 
-    if not _run(work, operator=False, chat=True):
+    if not run_core(work, operator=False, chat=True):
         # Nothing to serve and nothing was asked: a container without a terminal.
         typer.echo(NO_EDGE, err=True)
         raise typer.Exit(2)
@@ -295,7 +174,7 @@ def mcp() -> None:
     async def work(lore: Lore) -> None:
         await run_edges(lore, [mcp_stdio_edge()], announce=announce)
 
-    _run(work, operator=False)
+    run_core(work, operator=False)
 
 
 @app.command("mcp-token")
@@ -310,7 +189,7 @@ def mcp_token(
         typer.echo(issued.token)
         typer.echo("Shown only this once. Send it as: Authorization: Bearer <token>", err=True)
 
-    _run(work)
+    run_core(work)
 
 
 @app.command("eval")
@@ -371,16 +250,7 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask for confirmation.")] = False,
 ) -> None:
     """Delete one document everywhere: its rows, chunks, vectors and original."""
-    _perform("delete", handle=handle, user=user, yes=yes)
-
-
-def _settings() -> Settings:
-    from bot.settings import load_settings
-
-    with reported_errors():
-        settings = load_settings()
-    _configure_logging(settings)
-    return settings
+    perform("delete", handle=handle, user=user, yes=yes)
 
 
 @app.command()
@@ -394,10 +264,10 @@ def backup(
     from storage.data_lock import held_elsewhere
 
     target = path.expanduser().absolute()
-    settings = _settings()
+    settings = cli_settings()
     out = TerminalOutput()
     args: dict[str, object] = {"path": str(target), **operations.folder_anchor(target)}
-    code = _in_the_bot(settings.data_dir, "backup", args, out)
+    code = in_the_bot(settings.data_dir, "backup", args, out)
     if code == ELSEWHERE_EXIT:
         typer.echo(
             f"The running bot does not see {target} (it runs in another container): "
@@ -408,7 +278,7 @@ def backup(
         _back_up_beside_the_bot(settings, target)  # a bot without a control socket
         return
     if code is None:
-        code = _here("backup", args, out)
+        code = here("backup", args, out)
     if code:
         raise typer.Exit(code)
 
@@ -438,7 +308,7 @@ def restore(
     from bot.backups import describe_restore, restore_into
 
     source = path.expanduser().absolute()
-    settings = _settings()
+    settings = cli_settings()
     with reported_errors(secrets=settings.secret_values(), data_dir=settings.data_dir):
         report = asyncio.run(
             restore_into(backup_layout(with_stored_model(settings)), source, force=force)
@@ -448,7 +318,7 @@ def restore(
         finished = await lore.bot.maintenance.finish_restore(reembed=report.reembed)
         return describe_restore(source, report, finished)
 
-    typer.echo(_run(work))
+    typer.echo(run_core(work))
 
 
 def main() -> None:
