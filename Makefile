@@ -60,9 +60,14 @@ layers: $(STAMP)
 # Every test's DATA_DIR holds SQLite files and Qdrant shards: on a memory-backed folder
 # (/dev/shm, where the machine has one) opening and closing them is about three times
 # faster. pytest keeps only the folders of failed tests (pyproject.toml).
+# The files run in one worker process per core (at most four; pytest-xdist), a file's tests
+# together in one worker: most tests wait on subprocesses and sockets, so two workers on
+# two cores take half the time of one (964 s against 489 s for the whole suite here).
+# A single test still runs alone with plain `pytest tests/test_x.py::test_y`.
+PYTEST_WORKERS ?= --numprocesses=auto --maxprocesses=4 --dist=loadfile
 unit: $(STAMP)
 	@shm=$$(test -d /dev/shm -a -w /dev/shm && mktemp -d /dev/shm/lore-tests.XXXXXX); \
-	$(BIN)/pytest $${shm:+--basetemp=$$shm}; status=$$?; \
+	$(BIN)/pytest $(PYTEST_WORKERS) $${shm:+--basetemp=$$shm}; status=$$?; \
 	test -z "$$shm" || rm -rf "$$shm"; exit $$status
 
 eval: $(STAMP)
