@@ -17,7 +17,7 @@ import nio
 
 from adapters.matrix.context import relation
 
-__all__ = ["addressed_text", "reply_target", "unquoted"]
+__all__ = ["addressed_text", "replies_to_me", "reply_target", "unquoted"]
 
 _FALLBACK = re.compile(r"^(?:>[^\n]*\n)+\n?")
 _LEADING = " \t:,;.-\u2013\u2014"  # separators after a name, dashes too
@@ -61,7 +61,8 @@ def _without_call(text: str, me: str, name: str | None) -> tuple[str, bool]:
     return " ".join(text.strip(_LEADING).split()), called
 
 
-async def _replies_to_me(client: nio.AsyncClient, room_id: str, event: Any) -> bool:
+async def replies_to_me(client: nio.AsyncClient, room_id: str, event: Any) -> bool:
+    """Whether `event` is a reply to one of the bot's own messages."""
     target = reply_target(event)
     if target is None:
         return False
@@ -76,6 +77,6 @@ async def addressed_text(client: nio.AsyncClient, room: Any, event: Any) -> str 
     content = event.source.get("content", {})
     me = str(client.user_id)
     text, named = _without_call(unquoted(content), me, room.user_name(me))
-    if named or _mentions(content, me) or await _replies_to_me(client, room.room_id, event):
+    if named or _mentions(content, me) or await replies_to_me(client, room.room_id, event):
         return text
     return None

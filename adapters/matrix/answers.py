@@ -16,9 +16,18 @@ from adapters.matrix.html import plain, render_final
 from adapters.matrix.markers import Marker
 from adapters.matrix.outbox import SendError
 from adapters.matrix.streaming import LiveReply
+from bot.events import ChatEvent, ChatRef
 from bot.turn_view import TurnView
 
-__all__ = ["DOWN", "UP", "answer_question", "take_feedback", "typing"]
+__all__ = [
+    "DOWN",
+    "UP",
+    "answer_events",
+    "answer_question",
+    "live_reply",
+    "take_feedback",
+    "typing",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +53,9 @@ async def take_feedback(edge: EdgeContext, room_id: str, event_id: str, turn_id:
         await edge.outbox.react(room_id, event_id, key)
 
 
-async def answer_question(edge: EdgeContext, room: Any, event: Any, text: str) -> None:
-    """Answer `text` (already without the bot's mention) where it was asked."""
+def live_reply(edge: EdgeContext, room: Any, event: Any) -> tuple[ChatRef, LiveReply]:
+    """Where a message's answer goes: its chat, and the reply to stream into (a reply to the
+    message or its thread in a group room, the room itself in a private chat)."""
     thread = thread_of(event)
     chat = chat_of(room, thread)
     reply = LiveReply(
@@ -55,11 +65,28 @@ async def answer_question(edge: EdgeContext, room: Any, event: Any, text: str) -
         thread=thread if chat.is_group else None,
         interval=edge.config.stream_interval,
     )
+    return chat, reply
+
+
+async def answer_question(edge: EdgeContext, room: Any, event: Any, text: str) -> None:
+    """Answer `text` (already without the bot's mention) where it was asked."""
+    chat, reply = live_reply(edge, room, event)
+    turn = edge.bot.handle_message(identity_of(room, event.sender), chat, text)
+    await answer_events(edge, room.room_id, chat, reply, turn)
+
+
+async def answer_events(
+    edge: EdgeContext,
+    room_id: str,
+    chat: ChatRef,
+    reply: LiveReply,
+    turn: AsyncIterator[ChatEvent],
+) -> None:
+    """Show a turn's events in `reply`: previews while it runs (a private chat only), then the
+    final answer with its feedback reactions."""
     view = TurnView(chat)
-    async with typing(edge, room.room_id):
-        async for turn_event in edge.bot.handle_message(
-            identity_of(room, event.sender), chat, text
-        ):
+    async with typing(edge, room_id):
+        async for turn_event in turn:
             view.add(turn_event)
             preview = view.preview()
             if preview is not None:
@@ -72,7 +99,7 @@ async def answer_question(edge: EdgeContext, room: Any, event: Any, text: str) -
     final = view.final()
     last = await reply.finish(render_final(final))
     if final.feedback_turn:
-        await take_feedback(edge, room.room_id, last, final.feedback_turn)
+        await take_feedback(edge, room_id, last, final.feedback_turn)
     if done is not None:
         logger.info(
             "Matrix turn %s in %s: %s, %d ms",

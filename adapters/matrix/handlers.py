@@ -1,6 +1,7 @@
-"""Routing of room messages: `!command` to the `bot/` registry, files and lone links to save,
-questions to answer; in a group room only what calls the bot. Each event is handled once
-(a copy re-synced after a restart is skipped) and errors end politely here.
+"""Routing of room messages: `!command` to the `bot/` registry, voice messages to hear, files
+and lone links to save, questions to answer; in a group room only what calls the bot. Each
+event is handled once (a copy re-synced after a restart is skipped) and errors end politely
+here.
 
 Notices (`m.notice`, what bots send) and edits of earlier messages are not answered, so
 two bots never talk in circles and an edited question is not answered twice.
@@ -19,6 +20,7 @@ from adapters.matrix.html import plain
 from adapters.matrix.ingest_chat import offer_source, source_of
 from adapters.matrix.outbox import SendError
 from adapters.matrix.replies import send_reply
+from adapters.matrix.voice_chat import addressed_voice, hear_voice
 from bot.errors import LoreError
 
 __all__ = ["MessageHandler", "text_command"]
@@ -79,6 +81,10 @@ class MessageHandler:
         content = event.source.get("content", {})
         thread = thread_of(event)
         text = unquoted(content) if content.get("msgtype") == "m.text" else ""
+        voice = await addressed_voice(edge, room, event)
+        if voice is not None:
+            await hear_voice(edge, room, event, voice)
+            return
         if not is_private(room):
             if content.get("msgtype") != "m.text":
                 return  # a file in a room calls nobody

@@ -26,7 +26,14 @@ from bot.errors import LoreError
 from bot.events import Identity
 from bot.sources import IncomingSource, is_link, too_big
 
-__all__ = ["download", "offer_source", "save_source", "source_of"]
+__all__ = [
+    "DOWNLOAD_FAILED",
+    "download",
+    "file_ref_of",
+    "offer_source",
+    "save_source",
+    "source_of",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +42,7 @@ DOWNLOAD_FAILED = "I could not download that file from the homeserver. Please tr
 UNREADABLE = "I could not decrypt that file. Please send it again."
 
 
-def _file_ref(content: dict[str, Any]) -> str | None:
+def file_ref_of(content: dict[str, Any]) -> str | None:
     """Where the bytes are: an `mxc://` URL, and the keys when the file is encrypted."""
     encrypted = content.get("file")
     url = encrypted.get("url") if isinstance(encrypted, dict) else content.get("url")
@@ -47,7 +54,7 @@ def _file_ref(content: dict[str, Any]) -> str | None:
 def source_of(content: dict[str, Any], text: str) -> IncomingSource | None:
     """The source a message carries (a media message, with its caption; a lone link)."""
     if content.get("msgtype") in MEDIA:
-        reference = _file_ref(content)
+        reference = file_ref_of(content)
         if reference is None:
             return None
         body = str(content.get("body") or "")

@@ -214,8 +214,12 @@ class Member:
         *,
         msgtype: str = "m.file",
         mimetype: str = "text/plain",
+        info: dict[str, Any] | None = None,
+        **extra: Any,
     ) -> str:
-        """Upload a file (encrypted in an encrypted room) and send it as a message."""
+        """Upload a file (encrypted in an encrypted room) and send it as a message; `info`
+        adds to what the message announces (a duration), `extra` to its content (a voice
+        message's marker, a reply)."""
         encrypted = self.client.rooms[room_id].encrypted
         payload, keys = encrypt_attachment(data) if encrypted else (data, None)
         response, _ = await self.client.upload(
@@ -228,7 +232,8 @@ class Member:
         content: dict[str, Any] = {
             "msgtype": msgtype,
             "body": name,
-            "info": {"size": len(data), "mimetype": mimetype},
+            "info": {"size": len(data), "mimetype": mimetype, **(info or {})},
+            **extra,
         }
         if keys is not None:
             content["file"] = {"url": response.content_uri, "mimetype": mimetype, "v": "v2", **keys}
