@@ -29,6 +29,7 @@ __all__ = [
     "Source",
     "caption_title",
     "chunks_text",
+    "first_words",
     "forwarded",
     "is_link",
     "kind_icon",
@@ -130,13 +131,24 @@ def kind_icon(document: DocumentRecord) -> str:
     return _KIND_ICONS.get(document.format, "📄")
 
 
+def first_words(text: str, limit: int = NOTE_TITLE_CHARS) -> str:
+    """The start of `text` as a title: its words (spaces collapsed) up to `limit`
+    characters, cut after a whole word and marked "…" when there was more."""
+    words = " ".join(text.split())
+    if len(words) <= limit:
+        return words
+    head = words[: limit + 1]
+    cut = head.rsplit(" ", 1)[0] if " " in head else words[:limit]
+    return cut.rstrip(" ,;:.-") + "…"
+
+
 def caption_title(caption: str | None, file_name: str) -> str | None:
     """The title of a file sent with a caption: "CAPTION (FILE NAME)", the caption cut like a
     note's title; None without a caption (the title then comes from the file)."""
-    words = " ".join((caption or "").split())
+    words = first_words(caption or "")
     if not words:
         return None
-    return f"{words[:NOTE_TITLE_CHARS].rstrip()} ({file_name})"
+    return f"{words} ({file_name})"
 
 
 def is_link(text: str) -> bool:
@@ -146,16 +158,14 @@ def is_link(text: str) -> bool:
 
 def note(text: str) -> IncomingSource:
     """A note typed as text (`/note`, `/share TEXT`)."""
-    return IncomingSource(
-        text=text.strip(), title=" ".join(text.split())[:NOTE_TITLE_CHARS], door="note"
-    )
+    return IncomingSource(text=text.strip(), title=first_words(text), door="note")
 
 
 def forwarded(origin: str, when: datetime, text: str) -> IncomingSource:
     """A forwarded message, saved with where and when it came from."""
     return IncomingSource(
         text=f"Forwarded from {origin} ({when:%Y-%m-%d %H:%M} UTC):\n\n{text}",
-        title=f"Forwarded from {origin}: {text[:NOTE_TITLE_CHARS]}",
+        title=f"Forwarded from {origin}: {first_words(text)}",
         door="forwarded",
     )
 

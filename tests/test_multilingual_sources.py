@@ -9,7 +9,7 @@ import pytest
 from bot.app import open_lore
 from bot.replies import plain_text
 from bot.source_words import count_text, source_words
-from bot.sources import IncomingSource, note, saved_message
+from bot.sources import IncomingSource, caption_title, note, saved_message
 from graphs.ingest.state import IngestOutcome, IngestResult
 from graphs.llm.offline_language import ANSWER_LANGUAGES
 from storage.ids import DocumentId
@@ -87,3 +87,11 @@ async def test_a_german_note_is_received_and_saved_in_german_a_bare_file_in_lang
     assert plain_text(kept.body).startswith("✅ Enregistré\u00a0: ")
     assert plain_text(kept.body).endswith("(1\u00a0extrait) dans vos notes privées.")
     assert caption == source_words("de").received
+
+
+def test_a_long_note_is_titled_by_its_first_whole_words() -> None:
+    long = "The bike shed code is 2468 and the spare pump is behind the door, left side."
+    assert note(long).title == "The bike shed code is 2468 and the spare pump is behind the…"
+    assert note("  short\n note ").title == "short note"
+    assert note("x" * 80).title == "x" * 60 + "…"
+    assert caption_title(long, "shed.jpg") == f"{note(long).title} (shed.jpg)"
