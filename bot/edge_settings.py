@@ -11,7 +11,7 @@ from typing import Annotated, Self
 from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["EdgeSettings", "is_loopback", "split_list"]
+__all__ = ["EdgeSettings", "blank_is_unset", "is_loopback", "split_list"]
 
 MATRIX_ID = re.compile(r"@[^\s:]+:[^\s:]+(:\d+)?")  # @lore:example.org (a port may follow)
 
@@ -96,17 +96,22 @@ class EdgeSettings(BaseSettings):
         "telegram_api_root",
         "telegram_webhook_url",
         "telegram_webhook_secret",
+        "slack_bot_token",
+        "slack_app_token",
+        "slack_signing_secret",
+        "discord_bot_token",
+        "discord_api_url",
+        "discord_guild_id",
+        "matrix_homeserver",
+        "matrix_user_id",
+        "matrix_access_token",
+        "matrix_password",
         "mcp_http_port",
         mode="before",
     )
     @classmethod
-    def _empty_telegram_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator("slack_bot_token", "slack_app_token", "slack_signing_secret", mode="before")
-    @classmethod
-    def _empty_slack_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
+    def _empty_edge_setting_is_unset(cls, value: object) -> object:
+        return blank_is_unset(value)
 
     @model_validator(mode="after")
     def _slack_has_a_mode(self) -> Self:
@@ -150,22 +155,6 @@ class EdgeSettings(BaseSettings):
             raise ValueError(msg)
         return self
 
-    @field_validator("discord_bot_token", "discord_api_url", "discord_guild_id", mode="before")
-    @classmethod
-    def _empty_discord_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
-    @field_validator(
-        "matrix_homeserver",
-        "matrix_user_id",
-        "matrix_access_token",
-        "matrix_password",
-        mode="before",
-    )
-    @classmethod
-    def _empty_matrix_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
-
     @model_validator(mode="after")
     def _matrix_account(self) -> Self:
         if self.matrix_homeserver is None:
@@ -194,3 +183,8 @@ def is_loopback(address: str) -> bool:
 def split_list(value: str) -> list[str]:
     """The entries of a comma-separated setting, stripped, empty ones left out."""
     return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def blank_is_unset(value: object) -> object:
+    """A setting left empty (`TELEGRAM_BOT_TOKEN=` in `.env`) is not set at all."""
+    return None if isinstance(value, str) and not value.strip() else value

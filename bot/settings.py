@@ -11,9 +11,8 @@ from typing import Annotated, Literal, Self
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import SettingsConfigDict
 
-from bot.edge_settings import EdgeSettings, is_loopback, split_list
+from bot.edge_settings import EdgeSettings, blank_is_unset, is_loopback, split_list
 from bot.log_redaction import MIN_SECRET_CHARS
 from storage.model_registry import default_model
 
@@ -26,11 +25,8 @@ class SettingsError(Exception):
 
 class Settings(EdgeSettings):
     """Everything an operator can configure. Field names map to UPPER_CASE variables; the
-    chat edges' settings come from `EdgeSettings`."""
-
-    model_config = SettingsConfigDict(
-        env_file=".env", env_file_encoding="utf-8", extra="ignore", frozen=True
-    )
+    chat edges' settings come from `EdgeSettings`, and so does how they are read (`.env`,
+    unknown variables ignored, frozen)."""
 
     data_dir: Path = Field(default=Path("data"), description="Where Lore keeps its state.")
     qdrant_url: str | None = Field(
@@ -181,7 +177,7 @@ class Settings(EdgeSettings):
     )
     @classmethod
     def _empty_is_unset(cls, value: object) -> object:
-        return None if isinstance(value, str) and not value.strip() else value
+        return blank_is_unset(value)
 
     @model_validator(mode="after")
     def _overlap_below_chunk(self) -> Self:
